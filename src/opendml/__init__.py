@@ -1,0 +1,25 @@
+"""opendml: DirectML's operator model in Python, on every machine.
+
+    >>> import numpy as np, opendml as dml
+    >>> device = dml.Device()
+    >>> x = dml.TensorDesc(dml.DataType.FLOAT32, [3, 3])
+    >>> desc = dml.ReduceOperatorDesc(dml.ReduceFunction.SUM, x, dml.TensorDesc(dml.DataType.FLOAT32, [1, 3]), [0])
+    >>> op = device.compile_operator(device.create_operator(desc))
+    >>> op(np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32))[0]
+    array([[6., 6., 9.]], dtype=float32)
+"""
+
+from .device import Binding, CompiledOperator, Device, Operator
+from .errors import BindingError, DmlError, UnsupportedError, ValidationError
+from .ops.base import OperatorDesc
+from .ops.reduce import ReduceOperatorDesc
+from .tensor import TensorDesc, calc_buffer_tensor_size
+from .types import DataType, ExecutionFlags, FeatureLevel, OperatorType, ReduceFunction, TensorFlags
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Binding", "BindingError", "CompiledOperator", "DataType", "Device", "DmlError", "ExecutionFlags",
+    "FeatureLevel", "Operator", "OperatorDesc", "OperatorType", "ReduceFunction", "ReduceOperatorDesc",
+    "TensorDesc", "TensorFlags", "UnsupportedError", "ValidationError", "calc_buffer_tensor_size",
+]

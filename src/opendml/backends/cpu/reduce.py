@@ -1,0 +1,26 @@
+"""REDUCE on the CPU: the compiled plan comes from reduce_kernels; this adapts it to the backend interface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from ...ops.base import OperatorDesc
+from ...ops.reduce import ReduceOperatorDesc
+from ...types import ExecutionFlags
+from .. import FlatArray, Kernel
+from .reduce_kernels import make_reduce_plan
+
+DESC_TYPE = ReduceOperatorDesc
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+    reduce_desc = cast(ReduceOperatorDesc, desc)
+    source, result = reduce_desc.input_tensor, reduce_desc.output_tensor
+    plan = make_reduce_plan(int(reduce_desc.function), source.data_type.numpy_dtype, result.data_type.numpy_dtype,
+                            source.sizes, source.element_strides, result.element_strides, reduce_desc.axes)
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        plan(inputs[0], outputs[0])  # type: ignore[arg-type]
+
+    return kernel

@@ -1,0 +1,298 @@
+"""Device, Operator, CompiledOperator and Binding: DirectML's create / compile / initialize / bind / dispatch
+lifecycle over host memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .backends import FlatArray, get_backend
+from .errors import BindingError, UnsupportedError, ValidationError
+from .ops.base import OperatorDesc
+from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
+from .types import DataType, ExecutionFlags, FeatureLevel, TensorFlags
+
+
+@dataclass(frozen=True)
+class Binding:
+    """DML_BUFFER_BINDING: a byte range of any buffer-protocol object (bytearray, memoryview, ndarray, mmap).
+
+    `size` defaults to the tensor's TotalTensorSizeInBytes. Like a DML binding table, a Binding that is used
+    again skips the checks it already passed: it keeps the validated view (which also keeps the buffer from
+    being resized while the Binding lives).
+    """
+
+    buffer: Any
+    offset: int = 0
+    size: int | None = None
+    _views: dict[tuple[Any, ...], tuple[FlatArray, int, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+
+
+class Device:
+    """An opendml device: a feature level, a backend and, with debug=True, DML's debug-layer checks.
+
+    >>> device = Device(feature_level="5_2")
+    >>> device.check_feature_support(feature_levels=["4_1", "6_0"])
+    <FeatureLevel.LEVEL_4_1: 16640>
+    """
+
+    def __init__(self, feature_level: FeatureLevel | str = FeatureLevel.LEVEL_6_4, backend: str = "cpu",
+                 debug: bool = False) -> None:
+        self.feature_level = FeatureLevel.parse(feature_level)
+        self.backend = get_backend(backend)
+        self.debug = bool(debug)
+
+    def __repr__(self) -> str:
+        return f"Device(feature_level={str(self.feature_level)!r}, backend={self.backend.name!r}, debug={self.debug})"
+
+    def check_feature_support(self, *, data_type: object = None,
+                              feature_levels: Sequence[FeatureLevel | str] | None = None) -> bool | FeatureLevel:
+        """IDMLDevice::CheckFeatureSupport, one query at a time.
+
+        data_type=...: DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT, whether the backend supports that type.
+        feature_levels=[...]: DML_FEATURE_FEATURE_LEVELS, the highest requested level this device supports.
+        """
+        if (data_type is None) == (feature_levels is None):
+            raise ValidationError("CheckFeatureSupport: give exactly one of data_type or feature_levels")
+        if data_type is not None:
+            return self.backend.supports_data_type(DataType.parse(data_type))
+        assert feature_levels is not None
+        if not feature_levels:
+            raise ValidationError("CheckFeatureSupport: RequestedFeatureLevelCount is 0; request at least one level")
+        requested = [FeatureLevel.parse(level) for level in feature_levels]
+        supported = [level for level in requested if level <= self.feature_level]
+        if not supported:
+            lowest = min(requested)
+            raise UnsupportedError(f"CheckFeatureSupport: none of the requested feature levels is supported; the "
+                                   f"lowest requested is {lowest}, the device is at {self.feature_level}")
+        return max(supported)
+
+    def create_operator(self, desc: OperatorDesc) -> Operator:
+        """IDMLDevice::CreateOperator: checks every rule of the descriptor at this device's feature level."""
+        if not isinstance(desc, OperatorDesc):
+            raise ValidationError(f"CreateOperator: {type(desc).__name__} is not an operator descriptor")
+        desc.validate(self.feature_level)
+        for name, tensor in [*desc.input_slots(), *desc.output_slots()]:
+            if tensor is not None and not self.backend.supports_data_type(tensor.data_type):
+                raise UnsupportedError(f"{desc.label}: {name}.DataType {tensor.data_type.name} is not supported by "
+                                       f"the {self.backend.name} backend")
+        return Operator(self, desc)
+
+    def compile_operator(self, operator: Operator, flags: ExecutionFlags | str = ExecutionFlags.NONE
+                         ) -> CompiledOperator:
+        """IDMLDevice::CompileOperator: plans the kernel once, for every dispatch to come."""
+        if not isinstance(operator, Operator) or operator.device is not self:
+            raise ValidationError("CompileOperator: the operator was not created by this device")
+        return CompiledOperator(operator, ExecutionFlags.parse(flags))
+
+
+class Operator:
+    """IDMLOperator: a validated descriptor on a device."""
+
+    def __init__(self, device: Device, desc: OperatorDesc) -> None:
+        self.device = device
+        self.desc = desc
+
+    def __repr__(self) -> str:
+        return f"Operator({self.desc.label})"
+
+
+class CompiledOperator:
+    """IDMLCompiledOperator: execute() binds raw buffers; calling it takes and returns logical arrays."""
+
+    def __init__(self, operator: Operator, flags: ExecutionFlags) -> None:
+        self.operator = operator
+        self.desc = operator.desc
+        self.flags = flags
+        self._label = self.desc.label
+        self._inputs = self.desc.input_slots()
+        self._outputs = self.desc.output_slots()
+        self._owned: dict[int, FlatArray] = {}
+        self._owned_slots = {index for index, (_, desc) in enumerate(self._inputs)
+                             if desc is not None and desc.flags & TensorFlags.OWNED_BY_DML}
+        self._kernel = operator.device.backend.compile(self.desc, flags)
+
+    def __repr__(self) -> str:
+        return f"CompiledOperator({self._label}, flags={self.flags!r})"
+
+    # -- DML's binding model -------------------------------------------------------------------------------
+
+    def initialize(self, inputs: Sequence[Binding | None]) -> None:
+        """IDMLOperatorInitializer: binds the data of OWNED_BY_DML inputs (and only those) once; it is copied,
+        so the caller's buffers may change afterwards."""
+        self._check_count("initializer input", inputs, self._inputs)
+        owned: dict[int, FlatArray] = {}
+        for index, ((name, desc), binding) in enumerate(zip(self._inputs, inputs, strict=True)):
+            is_owned = desc is not None and bool(desc.flags & TensorFlags.OWNED_BY_DML)
+            if not is_owned:
+                if binding is not None:
+                    raise BindingError(f"{self._label}: {name} is not OWNED_BY_DML; bind it at execution, "
+                                       f"not at initialization")
+                continue
+            assert desc is not None
+            if binding is None:
+                raise BindingError(f"{self._label}: {name} is OWNED_BY_DML and must be bound at initialization")
+            owned[index] = self._view(name, desc, binding, writable=False)[0].copy()
+        self._owned = owned
+
+    def execute(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
+        """Binds the buffers, checks every rule (DECISIONS 4-6) before touching any memory, then dispatches."""
+        self._check_count("input", inputs, self._inputs)
+        self._check_count("output", outputs, self._outputs)
+        input_views: list[FlatArray | None] = []
+        ranges: list[tuple[str, int, int, bool]] = []  # (field, start address, end address, is_output)
+        for index, ((name, desc), binding) in enumerate(zip(self._inputs, inputs, strict=True)):
+            if desc is None:
+                if binding is not None:
+                    raise BindingError(f"{self._label}: {name} is absent from the descriptor; bind it as None")
+                input_views.append(None)
+            elif index in self._owned_slots:
+                if binding is not None:
+                    raise BindingError(f"{self._label}: {name} is OWNED_BY_DML; it is bound at initialization and "
+                                       f"must be None at execution")
+                if index not in self._owned:
+                    raise BindingError(f"{self._label}: {name} is OWNED_BY_DML and was never initialized; call "
+                                       f"initialize() first")
+                input_views.append(self._owned[index])
+            else:
+                if binding is None:
+                    raise BindingError(f"{self._label}: {name} is required; it is bound as None")
+                view, start, end = self._view(name, desc, binding, writable=False)
+                input_views.append(view)
+                ranges.append((name, start, end, False))
+        output_views: list[FlatArray] = []
+        for (name, desc), binding in zip(self._outputs, outputs, strict=True):
+            if binding is None:
+                raise BindingError(f"{self._label}: {name} is required; it is bound as None")
+            view, start, end = self._view(name, desc, binding, writable=True)
+            output_views.append(view)
+            ranges.append((name, start, end, True))
+        _check_overlaps(self._label, ranges)
+        self._kernel(input_views, output_views)
+
+    def _check_count(self, kind: str, bindings: Sequence[Binding | None], slots: Sequence[tuple[str, Any]]) -> None:
+        if type(bindings) not in (list, tuple):
+            raise BindingError(f"{self._label}: the {kind} bindings must be a list, one entry per tensor "
+                               f"({', '.join(name for name, _ in slots)})")
+        if len(bindings) != len(slots):
+            raise BindingError(f"{self._label}: {len(bindings)} {kind} bindings given; the operator has "
+                               f"{len(slots)} ({', '.join(name for name, _ in slots)})")
+        for binding in bindings:
+            if binding is not None and type(binding) is not Binding:
+                raise BindingError(f"{self._label}: {kind} binding {binding!r} is not a dml.Binding or None")
+
+    def _view(self, name: str, desc: TensorDesc, binding: Binding, *, writable: bool
+              ) -> tuple[FlatArray, int, int]:
+        """The bound range as a flat typed array, and its start and end addresses; every binding rule first."""
+        key = (desc.data_type, desc.total_tensor_size_in_bytes, desc.guaranteed_base_offset_alignment, writable)
+        cached = binding._views.get(key)
+        if cached is not None:
+            return cached
+        label = self._label
+        try:
+            whole = np.frombuffer(binding.buffer, dtype=np.uint8)
+        except (TypeError, ValueError, BufferError) as error:
+            raise BindingError(f"{label}: {name} is bound to a {type(binding.buffer).__name__}, which is not a "
+                               f"contiguous buffer ({error})") from None
+        if writable and not whole.flags.writeable:
+            raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be writable")
+        offset, total = binding.offset, desc.total_tensor_size_in_bytes
+        size = total if binding.size is None else binding.size
+        for what, value in (("offset", offset), ("size", size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise BindingError(f"{label}: {name} binding {what} is {value!r}; it must be a non-negative integer")
+        alignment = max(MINIMUM_BUFFER_TENSOR_ALIGNMENT, desc.guaranteed_base_offset_alignment)
+        if offset % alignment:
+            raise BindingError(f"{label}: {name} binding offset is {offset}; it must be a multiple of {alignment}"
+                               + (" (GuaranteedBaseOffsetAlignment)" if alignment > MINIMUM_BUFFER_TENSOR_ALIGNMENT
+                                  else ""))
+        if size < total:
+            raise BindingError(f"{label}: {name} binding size is {size} bytes; it must be at least "
+                               f"TotalTensorSizeInBytes ({total})")
+        if offset + size > whole.size:
+            raise BindingError(f"{label}: {name} binding needs bytes [{offset}, {offset + size}) but the buffer "
+                               f"holds {whole.size} bytes")
+        dtype = desc.data_type.numpy_dtype
+        view = whole[offset: offset + size - size % dtype.itemsize].view(dtype)
+        start = whole.__array_interface__["data"][0] + offset
+        result = (view, start, start + size)
+        binding._views[key] = result
+        return result
+
+    # -- the convenient form ----------------------------------------------------------------------------------
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray[Any, Any], ...]:
+        """Takes one logical array per input tensor (shape = Sizes, dtype = DataType; None for an absent optional
+        tensor), returns new arrays shaped like the output tensors. Strided tensors are laid out in fresh
+        buffers at their strides, exactly as execute() would see them."""
+        if len(arrays) != len(self._inputs):
+            raise BindingError(f"{self._label}: {len(arrays)} arrays given; the operator has {len(self._inputs)} "
+                               f"inputs ({', '.join(name for name, _ in self._inputs)})")
+        bindings: list[Binding | None] = []
+        owned: list[Binding | None] = []
+        for (name, desc), array in zip(self._inputs, arrays, strict=True):
+            if desc is None:
+                if array is not None:
+                    raise BindingError(f"{self._label}: {name} is absent from the descriptor; pass None for it")
+                bindings.append(None)
+                owned.append(None)
+                continue
+            binding = Binding(_layout(self._label, name, desc, array))
+            if desc.flags & TensorFlags.OWNED_BY_DML:
+                bindings.append(None)
+                owned.append(binding)
+            else:
+                bindings.append(binding)
+                owned.append(None)
+        if any(binding is not None for binding in owned):
+            self.initialize(owned)
+        buffers = [np.zeros(desc.total_tensor_size_in_bytes, np.uint8) for _, desc in self._outputs]
+        self.execute(bindings, [Binding(buffer) for buffer in buffers])
+        return tuple(_logical(desc, buffer).copy() for (_, desc), buffer in zip(self._outputs, buffers, strict=True))
+
+
+def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, bool]]) -> None:
+    """An output's bound range may not overlap any input's or another output's (no operator runs in place)."""
+    for index, (name, start, end, is_output) in enumerate(ranges):
+        for other_name, other_start, other_end, other_is_output in ranges[index + 1:]:
+            if (is_output or other_is_output) and start < other_end and other_start < end and start < end:
+                raise BindingError(f"{label}: the bound ranges of {name} and {other_name} overlap; an output may "
+                                   f"not share memory with another bound tensor")
+
+
+def _strided(desc: TensorDesc, buffer: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    dtype = desc.data_type.numpy_dtype
+    count = desc.total_tensor_size_in_bytes // dtype.itemsize
+    flat = buffer[: count * dtype.itemsize].view(dtype)
+    byte_strides = tuple(stride * dtype.itemsize for stride in desc.element_strides)
+    return np.lib.stride_tricks.as_strided(flat, shape=desc.sizes, strides=byte_strides,
+                                           writeable=buffer.flags.writeable)
+
+
+def _logical(desc: TensorDesc, buffer: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The logical array a tensor's buffer holds, read through its strides."""
+    return _strided(desc, buffer)
+
+
+def _layout(label: str, name: str, desc: TensorDesc, array: Any) -> np.ndarray[Any, Any]:
+    """A fresh byte buffer holding `array` at the tensor's strides."""
+    dtype = desc.data_type.numpy_dtype
+    if not isinstance(array, np.ndarray):
+        raise BindingError(f"{label}: {name} must be a NumPy array; got {type(array).__name__}")
+    if array.shape != desc.sizes:
+        raise BindingError(f"{label}: {name} array has shape {list(array.shape)}; it must be Sizes "
+                           f"{list(desc.sizes)}")
+    if array.dtype != dtype:
+        raise BindingError(f"{label}: {name} array has dtype {array.dtype}; DataType {desc.data_type.name} needs "
+                           f"{dtype}")
+    buffer = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+    target = _strided(desc, buffer)
+    target[...] = array
+    if not np.array_equal(target, array, equal_nan=desc.data_type.is_float):
+        raise BindingError(f"{label}: {name} array differs along a dimension whose stride is 0; such a tensor "
+                           f"holds one value along it")
+    return buffer

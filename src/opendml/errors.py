@@ -1,0 +1,27 @@
+"""The error classes of opendml.
+
+DirectML answers most mistakes with E_INVALIDARG ("The parameter is incorrect") or by removing the device.
+opendml raises one of these instead, with a message that names the operator, the DML field, the value
+received and what is allowed.
+"""
+
+from __future__ import annotations
+
+
+class DmlError(Exception):
+    """Base class of every error opendml raises on purpose."""
+
+
+class ValidationError(DmlError, ValueError):
+    """A descriptor breaks a rule of its operator (DML: E_INVALIDARG at CreateOperator)."""
+
+
+class UnsupportedError(DmlError):
+    """A valid request that this feature level or backend does not support.
+
+    When a higher feature level would accept it, the message names the lowest such level.
+    """
+
+
+class BindingError(DmlError, ValueError):
+    """A dispatch's bindings break a rule (DML: device removal); nothing was read or written."""

@@ -1,0 +1,141 @@
+"""What every operator descriptor shares: tensor slots in binding order, and the shared rule checks.
+
+Every check raises ValidationError with one vocabulary: the operator, the DML field name, the value received
+and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..tensor import MAX_DIMENSION_COUNT, TensorDesc, index_of_last_element
+from ..types import FeatureLevel, OperatorType, TensorFlags
+
+# Exact overlap checks enumerate element offsets; past this many elements only the sufficient check runs.
+_OVERLAP_ENUMERATION_LIMIT = 1 << 24
+
+
+class OperatorDesc(ABC):
+    """Base of the operator descriptors (DML_*_OPERATOR_DESC)."""
+
+    OPERATOR_TYPE: OperatorType
+
+    @property
+    def label(self) -> str:
+        """How messages name this operator, e.g. "DML_OPERATOR_REDUCE (Function SUM)"."""
+        return self.OPERATOR_TYPE.dml_name
+
+    @abstractmethod
+    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
+        """(DML field name, tensor or None if absent) for each input, in binding order."""
+
+    @abstractmethod
+    def output_slots(self) -> list[tuple[str, TensorDesc]]:
+        """(DML field name, tensor) for each output, in binding order."""
+
+    @abstractmethod
+    def validate(self, level: FeatureLevel) -> None:
+        """Raises ValidationError or UnsupportedError on the first broken rule at this feature level."""
+
+    def check_tensors(self) -> None:
+        """The rules every tensor of every operator follows (DECISIONS 1-4)."""
+        for name, desc in self.input_slots():
+            if desc is not None:
+                check_tensor(self.label, name, desc, is_output=False)
+        for name, output in self.output_slots():
+            check_tensor(self.label, name, output, is_output=True)
+
+
+def check_tensor(operator: str, name: str, desc: TensorDesc, *, is_output: bool) -> None:
+    rank = desc.dimension_count
+    if not 1 <= rank <= MAX_DIMENSION_COUNT:
+        raise ValidationError(f"{operator}: {name}.DimensionCount is {rank}; it must be 1 to {MAX_DIMENSION_COUNT}")
+    for index, size in enumerate(desc.sizes):
+        if size == 0:
+            raise ValidationError(f"{operator}: {name}.Sizes[{index}] is 0; every size must be at least 1")
+    if desc.strides is not None and len(desc.strides) != rank:
+        raise ValidationError(f"{operator}: {name}.Strides has {len(desc.strides)} values; it must have one per "
+                              f"dimension ({rank})")
+    last = index_of_last_element(desc.sizes, desc.strides)
+    if last >= 2**32:
+        raise ValidationError(f"{operator}: {name} has its last element at index {last}; with Sizes "
+                              f"{list(desc.sizes)} and Strides {list(desc.element_strides)} it must be below 2^32")
+    minimum = desc.calc_size_in_bytes()
+    total = desc.total_tensor_size_in_bytes
+    if total < minimum:
+        raise ValidationError(f"{operator}: {name}.TotalTensorSizeInBytes is {total}; it must be at least "
+                              f"{minimum} (DMLCalcBufferTensorSize)")
+    if total % 4:
+        raise ValidationError(f"{operator}: {name}.TotalTensorSizeInBytes is {total}; it must be a multiple of 4")
+    alignment = desc.guaranteed_base_offset_alignment
+    element_size = max(desc.data_type.element_size, 1)
+    if alignment and (alignment & (alignment - 1) or alignment < element_size):
+        raise ValidationError(f"{operator}: {name}.GuaranteedBaseOffsetAlignment is {alignment}; it must be 0 or a "
+                              f"power of two of at least the element size ({element_size})")
+    if is_output and desc.flags & TensorFlags.OWNED_BY_DML:
+        raise ValidationError(f"{operator}: {name}.Flags is OWNED_BY_DML; only input tensors may be owned by DML")
+    if is_output and strides_overlap(desc.sizes, desc.element_strides):
+        raise ValidationError(f"{operator}: {name}.Strides {list(desc.element_strides)} map two elements of Sizes "
+                              f"{list(desc.sizes)} onto the same memory; an output's elements must not overlap")
+
+
+def strides_overlap(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether two different logical elements share one memory element.
+
+    Sufficient test first: sorted by stride, each dimension steps past everything the smaller ones reach.
+    When that fails, the offsets are enumerated (tensors up to 2^24 elements); larger ones are refused.
+    """
+    dims = sorted((stride, size) for size, stride in zip(sizes, strides, strict=True) if size > 1)
+    reach = 0
+    for stride, size in dims:
+        if stride <= reach:
+            break
+        reach += (size - 1) * stride
+    else:
+        return False
+    if any(stride == 0 for stride, _ in dims):
+        return True
+    count = math.prod(size for _, size in dims)
+    if count > _OVERLAP_ENUMERATION_LIMIT:
+        return True
+    offsets = np.zeros(1, dtype=np.int64)
+    for stride, size in dims:
+        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+    return bool(np.unique(offsets).size != count)
+
+
+def check_axes(operator: str, axes: Sequence[int], rank: int, tensor: str, field: str = "Axes") -> None:
+    """Axes: non-empty, unique, each in [0, rank) (DECISIONS 9)."""
+    if not axes:
+        raise ValidationError(f"{operator}: {field} is empty; it must name at least one axis of {tensor}")
+    seen: set[int] = set()
+    for index, axis in enumerate(axes):
+        if not 0 <= axis < rank:
+            raise ValidationError(f"{operator}: {field}[{index}] is {axis}; it must be in [0, {rank - 1}] for "
+                                  f"{tensor} of {rank} dimensions")
+        if axis in seen:
+            raise ValidationError(f"{operator}: {field}[{index}] is {axis}, which appears twice; axes must be unique")
+        seen.add(axis)
+
+
+def uint_list(operator: str, field: str, values: object) -> tuple[int, ...]:
+    """A UINT array field as a tuple of ints, or a ValidationError naming the field."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValidationError(f"{operator}: {field} is {values!r}; it must be a list of integers")
+    result = []
+    for index, value in enumerate(values):
+        if isinstance(value, bool) or not hasattr(value, "__index__") or not 0 <= int(value) < 2**32:
+            raise ValidationError(f"{operator}: {field}[{index}] is {value!r}; it must be an integer in [0, 2^32)")
+        result.append(int(value))
+    return tuple(result)
+
+
+def require_tensor(operator: str, field: str, value: object) -> TensorDesc:
+    if not isinstance(value, TensorDesc):
+        raise ValidationError(f"{operator}: {field} is {type(value).__name__}; it must be a TensorDesc")
+    return value

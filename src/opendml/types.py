@@ -1,0 +1,272 @@
+"""DirectML's enums, with DML's numeric values (DirectML.h)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+
+from .errors import ValidationError
+
+
+def _parse_enum_name(enum_type: type[enum.Enum], value: str, prefix: str) -> Any:
+    """Looks up `value` as a member name, with or without DML's long prefix (e.g. DML_TENSOR_DATA_TYPE_)."""
+    name = value.strip().upper()
+    if name.startswith(prefix):
+        name = name[len(prefix):]
+    try:
+        return enum_type[name]
+    except KeyError:
+        allowed = ", ".join(member.name for member in enum_type)
+        raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}") from None
+
+
+class DataType(enum.IntEnum):
+    """DML_TENSOR_DATA_TYPE."""
+
+    UNKNOWN = 0
+    FLOAT32 = 1
+    FLOAT16 = 2
+    UINT32 = 3
+    UINT16 = 4
+    UINT8 = 5
+    INT32 = 6
+    INT16 = 7
+    INT8 = 8
+    FLOAT64 = 9
+    UINT64 = 10
+    INT64 = 11
+    UINT4 = 12
+    INT4 = 13
+
+    @property
+    def bits(self) -> int:
+        """Bits per element (0 for UNKNOWN)."""
+        return _BITS[self]
+
+    @property
+    def element_size(self) -> int:
+        """Bytes per element; 0 for UNKNOWN and the packed 4-bit types, as DMLCalcBufferTensorSize has it."""
+        return self.bits // 8
+
+    @property
+    def numpy_dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype with the same layout. UNKNOWN, UINT4 and INT4 have none."""
+        dtype = _NUMPY.get(self)
+        if dtype is None:
+            raise ValidationError(f"DataType {self.name} has no NumPy dtype")
+        return dtype
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64)
+
+    @classmethod
+    def parse(cls, value: object) -> DataType:
+        """Accepts a DataType, its value, a NumPy dtype (or anything np.dtype takes), "FLOAT16" or
+        "DML_TENSOR_DATA_TYPE_FLOAT16"."""
+        if isinstance(value, DataType):
+            return value
+        if isinstance(value, str):
+            name = value.strip().upper()
+            if name.startswith("DML_TENSOR_DATA_TYPE_") or name in cls.__members__:
+                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")  # type: ignore[no-any-return]
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return cls(value)
+            except ValueError:
+                raise ValidationError(f"DataType: {value} is not a DML_TENSOR_DATA_TYPE value (0 to 13)") from None
+        try:
+            dtype = np.dtype(value)  # type: ignore[call-overload]
+        except TypeError:
+            raise ValidationError(f"DataType: {value!r} is neither a DML data type nor a NumPy dtype") from None
+        for data_type, numpy_dtype in _NUMPY.items():
+            if numpy_dtype == dtype:
+                return data_type
+        raise ValidationError(f"DataType: NumPy dtype {dtype} has no DML data type")
+
+
+_BITS = {
+    DataType.UNKNOWN: 0, DataType.FLOAT32: 32, DataType.FLOAT16: 16, DataType.UINT32: 32, DataType.UINT16: 16,
+    DataType.UINT8: 8, DataType.INT32: 32, DataType.INT16: 16, DataType.INT8: 8, DataType.FLOAT64: 64,
+    DataType.UINT64: 64, DataType.INT64: 64, DataType.UINT4: 4, DataType.INT4: 4,
+}
+_NUMPY: dict[DataType, np.dtype[Any]] = {
+    data_type: np.dtype(data_type.name.lower())
+    for data_type in DataType
+    if data_type not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
+}
+
+
+class FeatureLevel(enum.IntEnum):
+    """DML_FEATURE_LEVEL (0xMm00); ordered, each level includes everything below it."""
+
+    LEVEL_1_0 = 0x1000
+    LEVEL_2_0 = 0x2000
+    LEVEL_2_1 = 0x2100
+    LEVEL_3_0 = 0x3000
+    LEVEL_3_1 = 0x3100
+    LEVEL_4_0 = 0x4000
+    LEVEL_4_1 = 0x4100
+    LEVEL_5_0 = 0x5000
+    LEVEL_5_1 = 0x5100
+    LEVEL_5_2 = 0x5200
+    LEVEL_6_0 = 0x6000
+    LEVEL_6_1 = 0x6100
+    LEVEL_6_2 = 0x6200
+    LEVEL_6_3 = 0x6300
+    LEVEL_6_4 = 0x6400
+
+    def __str__(self) -> str:
+        return self.name[len("LEVEL_"):]
+
+    @classmethod
+    def parse(cls, value: object) -> FeatureLevel:
+        """Accepts a FeatureLevel, its value, "5_2", "5.2", "LEVEL_5_2" or "DML_FEATURE_LEVEL_5_2"."""
+        if isinstance(value, FeatureLevel):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+        elif isinstance(value, str):
+            name = value.strip().upper().replace(".", "_")
+            for prefix in ("DML_FEATURE_LEVEL_", "LEVEL_"):
+                if name.startswith(prefix):
+                    name = name[len(prefix):]
+            if ("LEVEL_" + name) in cls.__members__:
+                return cls["LEVEL_" + name]
+        allowed = ", ".join(str(level) for level in cls)
+        raise ValidationError(f"FeatureLevel: {value!r} is not a DML feature level ({allowed})")
+
+
+class TensorFlags(enum.IntFlag):
+    """DML_TENSOR_FLAGS."""
+
+    NONE = 0x0
+    OWNED_BY_DML = 0x1
+
+    @classmethod
+    def parse(cls, value: object) -> TensorFlags:
+        return _parse_flags(cls, value, "DML_TENSOR_FLAG_")
+
+
+class ExecutionFlags(enum.IntFlag):
+    """DML_EXECUTION_FLAGS."""
+
+    NONE = 0x0
+    ALLOW_HALF_PRECISION_COMPUTATION = 0x1
+    DISABLE_META_COMMANDS = 0x2
+    DESCRIPTORS_VOLATILE = 0x4
+
+    @classmethod
+    def parse(cls, value: object) -> ExecutionFlags:
+        return _parse_flags(cls, value, "DML_EXECUTION_FLAG_")
+
+
+def _parse_flags(flag_type: type[Any], value: object, prefix: str) -> Any:
+    """A flag member, its integer value, a name (short or DML's long one) or a list of those."""
+    if isinstance(value, flag_type):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        all_bits = sum(member.value for member in flag_type)
+        if 0 <= value and value & ~all_bits == 0:
+            return flag_type(value)
+        raise ValidationError(f"{flag_type.__name__}: {value:#x} has bits that are not {flag_type.__name__}")
+    if isinstance(value, str):
+        return _parse_enum_name(flag_type, value, prefix)
+    if isinstance(value, (list, tuple)):
+        result = flag_type(0)
+        for item in value:
+            result |= _parse_flags(flag_type, item, prefix)
+        return result
+    raise ValidationError(f"{flag_type.__name__}: {value!r} is not a flag, a flag name or a list of them")
+
+
+class ReduceFunction(enum.IntEnum):
+    """DML_REDUCE_FUNCTION."""
+
+    ARGMAX = 0
+    ARGMIN = 1
+    AVERAGE = 2
+    L1 = 3
+    L2 = 4
+    LOG_SUM = 5
+    LOG_SUM_EXP = 6
+    MAX = 7
+    MIN = 8
+    MULTIPLY = 9
+    SUM = 10
+    SUM_SQUARE = 11
+
+    @classmethod
+    def parse(cls, value: object) -> ReduceFunction:
+        """A ReduceFunction, its value, "SUM" or "DML_REDUCE_FUNCTION_SUM"."""
+        return parse_enum(cls, value, "DML_REDUCE_FUNCTION_")
+
+
+def parse_enum(enum_type: type[Any], value: object, prefix: str) -> Any:
+    """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name."""
+    if isinstance(value, enum_type):
+        return value
+    if isinstance(value, str):
+        return _parse_enum_name(enum_type, value, prefix)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return enum_type(value)
+        except ValueError:
+            pass
+    allowed = ", ".join(member.name for member in enum_type)
+    raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}")
+
+
+class OperatorType(enum.IntEnum):
+    """DML_OPERATOR_TYPE values of the operators opendml knows (DIGEST 1.5)."""
+
+    ACTIVATION_ELU = 35
+    ACTIVATION_HARDMAX = 36
+    ACTIVATION_HARD_SIGMOID = 37
+    ACTIVATION_IDENTITY = 38
+    ACTIVATION_LEAKY_RELU = 39
+    ACTIVATION_LINEAR = 40
+    ACTIVATION_LOG_SOFTMAX = 41
+    ACTIVATION_PARAMETERIZED_RELU = 42
+    ACTIVATION_PARAMETRIC_SOFTPLUS = 43
+    ACTIVATION_RELU = 44
+    ACTIVATION_SCALED_ELU = 45
+    ACTIVATION_SCALED_TANH = 46
+    ACTIVATION_SIGMOID = 47
+    ACTIVATION_SOFTMAX = 48
+    ACTIVATION_SOFTPLUS = 49
+    ACTIVATION_SOFTSIGN = 50
+    ACTIVATION_TANH = 51
+    ACTIVATION_THRESHOLDED_RELU = 52
+    REDUCE = 55
+    SPLIT = 62
+    JOIN = 63
+    GATHER = 67
+    MEAN_VARIANCE_NORMALIZATION = 73
+    ACTIVATION_SHRINK = 90
+    ONE_HOT = 95
+    GATHER_ND = 108
+    MEAN_VARIANCE_NORMALIZATION1 = 115
+    ACTIVATION_CELU = 128
+    ARGMIN = 137
+    ARGMAX = 138
+    GATHER_ND1 = 140
+    ACTIVATION_GELU = 157
+    ACTIVATION_SOFTMAX1 = 158
+    ACTIVATION_SWISH = 167
+    ACTIVATION_HARD_SWISH = 168
+    MEAN_VARIANCE_NORMALIZATION2 = 171
+
+    @property
+    def dml_name(self) -> str:
+        return "DML_OPERATOR_" + self.name
+
+    @classmethod
+    def parse(cls, value: object) -> OperatorType:
+        """An OperatorType, its value, "REDUCE" or "DML_OPERATOR_REDUCE"."""
+        return parse_enum(cls, value, "DML_OPERATOR_")

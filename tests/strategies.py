@@ -1,0 +1,219 @@
+"""Hypothesis strategies and raw-buffer helpers shared by the property tests.
+
+The stride and buffer arithmetic here is deliberately independent of the package's own code: element offsets are
+computed with plain index arithmetic (``sum(index[d] * stride[d])``) over every logical index.
+
+Strides are always in ELEMENTS; ``None`` means packed (row-major, last dimension fastest).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from hypothesis import strategies as st
+
+if TYPE_CHECKING:
+    import opendml
+
+Strides = tuple[int, ...] | None
+
+STRIDE_KINDS: tuple[str, ...] = ("packed", "padded", "transposed", "zero", "mixed")
+# Outputs must never alias two elements onto one location, so no zero strides there.
+OUTPUT_STRIDE_KINDS: tuple[str, ...] = ("packed", "padded", "transposed", "mixed")
+
+# Byte offsets of bindings are multiples of 16.
+BINDING_ALIGNMENT = 16
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Plain stride arithmetic
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def packed_strides(sizes: Sequence[int], order: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Packed strides laying the dimensions out in ``order`` (innermost first; default: last dimension innermost)."""
+    rank = len(sizes)
+    if order is None:
+        order = list(reversed(range(rank)))
+    strides = [0] * rank
+    running = 1
+    for d in order:
+        strides[d] = running
+        running *= sizes[d]
+    return tuple(strides)
+
+
+def effective_strides(sizes: Sequence[int], strides: Strides) -> tuple[int, ...]:
+    return packed_strides(sizes) if strides is None else tuple(strides)
+
+
+def logical_indices(sizes: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every logical index in row-major order."""
+    return itertools.product(*(range(n) for n in sizes))
+
+
+def element_offset(index: Sequence[int], strides: Sequence[int]) -> int:
+    return sum(i * s for i, s in zip(index, strides, strict=True))
+
+
+def extent_in_elements(sizes: Sequence[int], strides: Strides) -> int:
+    """One past the largest element offset addressed (0 for an empty tensor)."""
+    if any(n == 0 for n in sizes):
+        return 0
+    s = effective_strides(sizes, strides)
+    return 1 + sum((n - 1) * st_ for n, st_ in zip(sizes, s, strict=True))
+
+
+def tensor_size_in_bytes(element_size: int, sizes: Sequence[int], strides: Strides) -> int:
+    """Bytes spanned by the tensor, rounded up to a multiple of 4 (DirectML's buffer tensor size)."""
+    nbytes = extent_in_elements(sizes, strides) * element_size
+    return (nbytes + 3) // 4 * 4
+
+
+def is_non_overlapping(sizes: Sequence[int], strides: Strides) -> bool:
+    """True when no two logical elements share an element offset."""
+    s = effective_strides(sizes, strides)
+    offsets = [element_offset(i, s) for i in logical_indices(sizes)]
+    return len(set(offsets)) == len(offsets)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Raw buffers
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def sentinel_bytes(nbytes: int, seed: int = 0) -> np.ndarray:
+    """A non-uniform byte pattern, unrelated to any tensor data, used to fill gaps and untouched regions."""
+    i = np.arange(nbytes, dtype=np.int64)
+    return ((i * 151 + 89 + seed * 13) % 251).astype(np.uint8)
+
+
+def build_buffer(
+    x: np.ndarray,
+    strides: Strides,
+    *,
+    byte_offset: int = 0,
+    tail_bytes: int = 0,
+    seed: int = 0,
+) -> np.ndarray:
+    """A raw uint8 buffer holding the logical array ``x`` at element ``strides`` from ``byte_offset``.
+
+    The buffer spans ``byte_offset + tensor_size_in_bytes(...) + tail_bytes`` bytes; every byte not addressed by an
+    element holds sentinel bytes.  With zero (or otherwise overlapping) strides the element written last in row-major
+    order wins; read the logical array back with :func:`read_buffer` to get the tensor actually described.
+    """
+    esize = x.dtype.itemsize
+    s = effective_strides(x.shape, strides)
+    size = byte_offset + tensor_size_in_bytes(esize, x.shape, s) + tail_bytes
+    buf = sentinel_bytes(size, seed)
+    raw = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(-1, esize) if x.size else None
+    for flat, index in enumerate(logical_indices(x.shape)):
+        start = byte_offset + element_offset(index, s) * esize
+        buf[start : start + esize] = raw[flat]
+    return buf
+
+
+def read_buffer(
+    buf: np.ndarray | bytes | bytearray,
+    dtype: np.dtype | type,
+    sizes: Sequence[int],
+    strides: Strides,
+    *,
+    byte_offset: int = 0,
+) -> np.ndarray:
+    """Read the logical array of ``sizes`` at element ``strides`` from a raw buffer."""
+    dt = np.dtype(dtype)
+    data = np.frombuffer(bytes(buf), dtype=np.uint8)
+    s = effective_strides(sizes, strides)
+    out = np.empty(tuple(sizes), dtype=dt)
+    for index in logical_indices(sizes):
+        start = byte_offset + element_offset(index, s) * dt.itemsize
+        out[index] = data[start : start + dt.itemsize].view(dt)[0]
+    return out
+
+
+def addressed_byte_mask(
+    nbytes: int, element_size: int, sizes: Sequence[int], strides: Strides, *, byte_offset: int = 0
+) -> np.ndarray:
+    """Boolean mask over a buffer of ``nbytes``: True for bytes belonging to some element of the tensor."""
+    mask = np.zeros(nbytes, dtype=bool)
+    s = effective_strides(sizes, strides)
+    for index in logical_indices(sizes):
+        start = byte_offset + element_offset(index, s) * element_size
+        mask[start : start + element_size] = True
+    return mask
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Strategies
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@st.composite
+def shapes(draw: st.DrawFn, rank: int, *, max_elements: int = 4096, max_side: int = 64) -> tuple[int, ...]:
+    """Sizes of the given rank, each >= 1, with at most ``max_elements`` elements in all."""
+    sizes = []
+    budget = max_elements
+    for _ in range(rank):
+        n = draw(st.integers(1, max(1, min(max_side, budget))))
+        sizes.append(n)
+        budget //= n
+    return tuple(draw(st.permutations(sizes)))
+
+
+@st.composite
+def strides_for(draw: st.DrawFn, sizes: Sequence[int], kind: str | None = None, *, allow_zero: bool = True) -> Strides:
+    """Element strides of ``kind`` for ``sizes`` (drawn among the allowed kinds when ``kind`` is None).
+
+    packed: None.  padded: row-major with gaps (inner stride and each outer stride larger than packed).
+    transposed: packed along a random permutation of the dimensions.  zero: packed with stride 0 on some
+    dimensions (broadcast).  mixed: permutation + padding + (when allowed) some zero strides.
+    """
+    rank = len(sizes)
+    if kind is None:
+        kind = draw(st.sampled_from(STRIDE_KINDS if allow_zero else OUTPUT_STRIDE_KINDS))
+    if kind == "zero" and not allow_zero:
+        raise ValueError("zero strides are not allowed here")
+    if kind == "packed":
+        return None
+    order = list(reversed(range(rank)))
+    if kind in ("transposed", "mixed"):
+        order = draw(st.permutations(order))
+    if kind in ("padded", "mixed"):
+        strides = [0] * rank
+        running = draw(st.integers(1, 3))
+        for d in order:
+            strides[d] = running
+            running = running * sizes[d] + draw(st.integers(0, 5))
+    else:
+        strides = list(packed_strides(sizes, order))
+    if kind == "zero" or (kind == "mixed" and allow_zero):
+        min_zeros = 1 if kind == "zero" else 0
+        zeroed = draw(st.sets(st.integers(0, rank - 1), min_size=min(min_zeros, rank), max_size=rank))
+        for d in zeroed:
+            strides[d] = 0
+    return tuple(strides)
+
+
+@st.composite
+def tensor_descs(
+    draw: st.DrawFn,
+    data_type: opendml.DataType,
+    sizes: Sequence[int],
+    kind: str | None = None,
+    *,
+    allow_zero: bool = True,
+) -> opendml.TensorDesc:
+    """A valid ``opendml.TensorDesc`` of ``sizes`` with strides drawn by :func:`strides_for`."""
+    import opendml
+
+    strides = draw(strides_for(sizes, kind, allow_zero=allow_zero))
+    return opendml.TensorDesc(data_type, list(sizes), None if strides is None else list(strides))
+
+
+def byte_offsets(max_blocks: int = 3) -> st.SearchStrategy[int]:
+    """Binding byte offsets: multiples of 16."""
+    return st.integers(0, max_blocks).map(lambda k: k * BINDING_ALIGNMENT)
+
