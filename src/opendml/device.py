@@ -181,9 +181,10 @@ class CompiledOperator:
         if len(bindings) != len(slots):
             raise BindingError(f"{self._label}: {len(bindings)} {kind} bindings given; the operator has "
                                f"{len(slots)} ({', '.join(name for name, _ in slots)})")
-        for binding in bindings:
+        for (name, _), binding in zip(slots, bindings, strict=True):
             if binding is not None and type(binding) is not Binding:
-                raise BindingError(f"{self._label}: {kind} binding {binding!r} is not a dml.Binding or None")
+                raise BindingError(f"{self._label}: the {kind} binding of {name} is a {type(binding).__name__}; it "
+                                   f"must be a dml.Binding or None")
 
     def _view(self, name: str, desc: TensorDesc, binding: Binding, *, writable: bool
               ) -> tuple[FlatArray, int, int]:

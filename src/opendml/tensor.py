@@ -18,10 +18,10 @@ MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
 
 def _uint_tuple(values: object, what: str, limit: int) -> tuple[int, ...]:
     """A tuple of Python ints in [0, limit], as a C array of UINT can hold."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise ValidationError(f"TensorDesc.{what}: {values!r} is not a sequence of integers")
     result = []
-    for value in values:  # type: ignore[attr-defined]
+    for value in values:
         if isinstance(value, bool) or not hasattr(value, "__index__"):
             raise ValidationError(f"TensorDesc.{what}: {value!r} is not an integer")
         number = int(value)
@@ -89,6 +89,9 @@ class TensorDesc:
         set_field(self, "sizes", _uint_tuple(self.sizes, "Sizes", UINT32_MAX))
         if self.strides is not None:
             set_field(self, "strides", _uint_tuple(self.strides, "Strides", UINT32_MAX))
+            if len(self.strides) != len(self.sizes):  # one DimensionCount covers both arrays in DML
+                raise ValidationError(f"TensorDesc.Strides has {len(self.strides)} values; it must have one per "
+                                      f"dimension of Sizes ({len(self.sizes)})")
         set_field(self, "flags", TensorFlags.parse(self.flags))
         if self.total_tensor_size_in_bytes is None:
             set_field(self, "total_tensor_size_in_bytes", self.calc_size_in_bytes())

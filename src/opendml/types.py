@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import ValidationError
 
+EnumT = TypeVar("EnumT", bound=enum.Enum)
 
-def _parse_enum_name(enum_type: type[enum.Enum], value: str, prefix: str) -> Any:
+
+def _parse_enum_name(enum_type: type[EnumT], value: str, prefix: str) -> EnumT:
     """Looks up `value` as a member name, with or without DML's long prefix (e.g. DML_TENSOR_DATA_TYPE_)."""
     name = value.strip().upper()
     if name.startswith(prefix):
@@ -18,7 +20,7 @@ def _parse_enum_name(enum_type: type[enum.Enum], value: str, prefix: str) -> Any
     try:
         return enum_type[name]
     except KeyError:
-        allowed = ", ".join(member.name for member in enum_type)
+        allowed = ", ".join(enum_type.__members__)
         raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}") from None
 
 
@@ -71,7 +73,7 @@ class DataType(enum.IntEnum):
         if isinstance(value, str):
             name = value.strip().upper()
             if name.startswith("DML_TENSOR_DATA_TYPE_") or name in cls.__members__:
-                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")  # type: ignore[no-any-return]
+                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")
         if isinstance(value, int) and not isinstance(value, bool):
             try:
                 return cls(value)
@@ -80,6 +82,8 @@ class DataType(enum.IntEnum):
         try:
             dtype = np.dtype(value)  # type: ignore[call-overload]
         except TypeError:
+            if isinstance(value, str):
+                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")  # raises, listing the names
             raise ValidationError(f"DataType: {value!r} is neither a DML data type nor a NumPy dtype") from None
         for data_type, numpy_dtype in _NUMPY.items():
             if numpy_dtype == dtype:
@@ -166,22 +170,25 @@ class ExecutionFlags(enum.IntFlag):
         return _parse_flags(cls, value, "DML_EXECUTION_FLAG_")
 
 
-def _parse_flags(flag_type: type[Any], value: object, prefix: str) -> Any:
+FlagT = TypeVar("FlagT", bound=enum.IntFlag)
+
+
+def _parse_flags(flag_type: type[FlagT], value: object, prefix: str) -> FlagT:
     """A flag member, its integer value, a name (short or DML's long one) or a list of those."""
     if isinstance(value, flag_type):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         all_bits = sum(member.value for member in flag_type)
-        if 0 <= value and value & ~all_bits == 0:
+        if value >= 0 and value & ~all_bits == 0:
             return flag_type(value)
         raise ValidationError(f"{flag_type.__name__}: {value:#x} has bits that are not {flag_type.__name__}")
     if isinstance(value, str):
         return _parse_enum_name(flag_type, value, prefix)
     if isinstance(value, (list, tuple)):
-        result = flag_type(0)
+        result = 0
         for item in value:
             result |= _parse_flags(flag_type, item, prefix)
-        return result
+        return flag_type(result)
     raise ValidationError(f"{flag_type.__name__}: {value!r} is not a flag, a flag name or a list of them")
 
 
@@ -207,7 +214,7 @@ class ReduceFunction(enum.IntEnum):
         return parse_enum(cls, value, "DML_REDUCE_FUNCTION_")
 
 
-def parse_enum(enum_type: type[Any], value: object, prefix: str) -> Any:
+def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
     """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name."""
     if isinstance(value, enum_type):
         return value
@@ -218,7 +225,7 @@ def parse_enum(enum_type: type[Any], value: object, prefix: str) -> Any:
             return enum_type(value)
         except ValueError:
             pass
-    allowed = ", ".join(member.name for member in enum_type)
+    allowed = ", ".join(enum_type.__members__)
     raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}")
 
 

@@ -58,9 +58,6 @@ def check_tensor(operator: str, name: str, desc: TensorDesc, *, is_output: bool)
     for index, size in enumerate(desc.sizes):
         if size == 0:
             raise ValidationError(f"{operator}: {name}.Sizes[{index}] is 0; every size must be at least 1")
-    if desc.strides is not None and len(desc.strides) != rank:
-        raise ValidationError(f"{operator}: {name}.Strides has {len(desc.strides)} values; it must have one per "
-                              f"dimension ({rank})")
     last = index_of_last_element(desc.sizes, desc.strides)
     if last >= 2**32:
         raise ValidationError(f"{operator}: {name} has its last element at index {last}; with Sizes "

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import ValidationError
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
-from ..types import DataType, FeatureLevel, OperatorType, ReduceFunction
+from ..types import FeatureLevel, OperatorType, ReduceFunction
 from .base import OperatorDesc, check_axes, require_tensor, uint_list
 
 R = ReduceFunction
