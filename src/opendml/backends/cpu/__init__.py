@@ -1,17 +1,25 @@
-"""The CPU backend: NumPy and numba kernels, one module per operator."""
+"""The CPU backend: NumPy and numba kernels, one module per operator.
+
+Each operator module defines `compile_kernel(desc, flags) -> Kernel`. Modules load on first use, so that
+importing opendml does not import numba or compile anything.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import Kernel
-from . import reduce
 
-_COMPILERS: dict[type[OperatorDesc], Callable[[OperatorDesc, ExecutionFlags], Kernel]] = {
-    reduce.DESC_TYPE: reduce.compile_kernel,
+#: descriptor class name -> kernel module in this package
+_KERNEL_MODULES = {
+    "ReduceOperatorDesc": "reduce",
+    "SplitOperatorDesc": "split",
+    "OneHotOperatorDesc": "one_hot",
+    "GatherNd1OperatorDesc": "gather_nd1",
+    "MeanVarianceNormalization1OperatorDesc": "mean_variance_normalization1",
 }
 
 
@@ -23,7 +31,9 @@ class CpuBackend:
         return data_type not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
-        compiler = _COMPILERS.get(type(desc))
-        if compiler is None:
+        module_name = _KERNEL_MODULES.get(type(desc).__name__)
+        if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
-        return compiler(desc, flags)
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        kernel: Kernel = module.compile_kernel(desc, flags)
+        return kernel

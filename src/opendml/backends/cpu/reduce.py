@@ -11,8 +11,6 @@ from ...types import ExecutionFlags
 from .. import FlatArray, Kernel
 from .reduce_kernels import make_reduce_plan
 
-DESC_TYPE = ReduceOperatorDesc
-
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
     reduce_desc = cast(ReduceOperatorDesc, desc)

@@ -1,0 +1,957 @@
+"""CPU kernels for DML_OPERATOR_REDUCE.
+
+``make_reduce_plan`` does all descriptor work once (drop size-1 dims, merge
+dims that are contiguous in memory, choose a kernel family, build offset
+tables); the returned ``ReducePlan`` then costs one numba call per dispatch.
+
+After simplification the tensor is described by
+
+* kept dims: an offset table over all kept dims but one (``ob_in``/``ob_out``)
+  and a loop over the remaining one (``lk`` elements, strides ``sk_in``/``sk_out``);
+* reduced dims: an offset table over all reduced dims but one (``rtab``) and a
+  loop over the remaining one (``lr`` elements, stride ``sr``).
+
+Two kernel families walk that description:
+
+* family A (the innermost memory dim is reduced): one scalar accumulator per
+  output, reducing runs of ``lr`` elements;
+* family B (the innermost memory dim is kept): per tile of ``lk`` outputs, a
+  vector of accumulators updated by whole rows.
+
+For ARGMAX/ARGMIN the reduced dims stay in increasing dimension order and the
+loop dim is the last one, so the linear index of an element is ``j * lr + i``.
+
+Kernels are grouped by what their accumulator looks like (sums/products,
+min/max, arg-min/max, log-sum-exp), each handling both families and all its
+functions through an op code that is branched on outside the hot loops.
+FLOAT16 data travel as their uint16 bits; the ``tag`` argument (a float32
+scalar for FLOAT16, an int64 scalar otherwise) makes numba compile a distinct
+FLOAT16 specialisation that decodes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, overload
+
+ARGMAX = 0
+ARGMIN = 1
+AVERAGE = 2
+L1 = 3
+L2 = 4
+LOG_SUM = 5
+LOG_SUM_EXP = 6
+MAX = 7
+MIN = 8
+MULTIPLY = 9
+SUM = 10
+SUM_SQUARE = 11
+
+_FLOAT_ONLY = frozenset({AVERAGE, L2, LOG_SUM, LOG_SUM_EXP})
+_INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.uint32, np.int32, np.uint64, np.int64))
+_INPUT_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        np.float16, np.float32, np.float64,
+        np.int8, np.int16, np.int32, np.int64,
+        np.uint8, np.uint16, np.uint32, np.uint64,
+    )
+)
+
+# reassoc lets LLVM vectorize reductions, contract allows FMA; both keep IEEE
+# NaN/inf behaviour (nnan/ninf would not).
+_FASTMATH = {"reassoc", "contract"}
+
+# Layout of the ``meta`` int64 array handed to every kernel.
+_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT = range(10)
+_META_LEN = 10
+_FAMILY_A = 0
+_FAMILY_B = 1
+
+# Family B accumulates a tile of this many outputs at once (small enough that
+# the accumulator vectors stay in L1).
+_TILE = 512
+# Family A splits long runs into chunks this size for the two-step (chunk
+# max, then a scan of the cached chunk) ARGMAX/ARGMIN and LOG_SUM_EXP.
+_CHUNK = 2048
+# An inner loop shorter than this makes the other family preferable.
+_SHORT_RUN = 16
+
+# LOG_SUM_EXP clamps x - max at this value: exp(-700) ~ 1e-304 is invisible
+# next to the max term's 1, and 2^k stays a normal float64 for the bit trick.
+_EXP_FLOOR = -700.0
+_LOG2E = 1.4426950408889634
+_LN2 = 0.6931471805599453
+
+_F16_TAG = np.float32(0.0)
+_NATIVE_TAG = np.int64(0)
+
+
+# ---------------------------------------------------------------------------
+# LLVM intrinsics numba does not expose.
+
+
+@intrinsic  # type: ignore[misc]
+def _h2f(typingctx: Any, h: Any) -> Any:
+    """FLOAT16 bits (uint16) -> float32, exact; vectorizes to vcvtph2ps."""
+    if h != types.uint16:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+    return types.float32(types.uint16), codegen
+
+
+def _binary_float_intrinsic(name: str) -> Any:
+    def typer(typingctx: Any, a: Any, b: Any) -> Any:
+        if not isinstance(a, types.Float) or a != b:
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            lt = args[0].type
+            fn = builder.module.declare_intrinsic(name, [lt], ir.FunctionType(lt, [lt, lt]))
+            return builder.call(fn, args)
+
+        return a(a, b), codegen
+
+    return intrinsic(typer)
+
+
+# llvm.maximum/minimum propagate NaN (the MAX/MIN ruling) and, unlike a
+# compare-and-select, LLVM vectorizes reductions over them without nnan.
+_fmaximum = _binary_float_intrinsic("llvm.maximum")
+_fminimum = _binary_float_intrinsic("llvm.minimum")
+
+
+# ---------------------------------------------------------------------------
+# Type-dispatched scalar helpers. The Python bodies are never run; numba
+# picks the implementation from the overloads below.
+
+
+def _load(x: Any, i: Any, tag: Any) -> Any:
+    """Element i widened to the accumulator type (float64/int64/uint64)."""
+    raise NotImplementedError
+
+
+def _loadn(x: Any, i: Any, tag: Any) -> Any:
+    """Element i in its comparison type (FLOAT16 decoded to float32)."""
+    raise NotImplementedError
+
+
+def _acc_zero(x: Any, tag: Any) -> Any:
+    """Additive identity of the accumulator type (-0.0 for floats: exact)."""
+    raise NotImplementedError
+
+
+def _acc_one(x: Any, tag: Any) -> Any:
+    raise NotImplementedError
+
+
+def _acc_empty(x: Any, tag: Any, n: Any) -> Any:
+    raise NotImplementedError
+
+
+def _cmp_empty(x: Any, tag: Any, n: Any) -> Any:
+    raise NotImplementedError
+
+
+def _store(out: Any, i: Any, v: Any, tag: Any) -> None:
+    raise NotImplementedError
+
+
+def _isnan(v: Any) -> Any:
+    raise NotImplementedError
+
+
+def _vmax(a: Any, b: Any) -> Any:
+    raise NotImplementedError
+
+
+def _vmin(a: Any, b: Any) -> Any:
+    raise NotImplementedError
+
+
+def _absval(v: Any) -> Any:
+    raise NotImplementedError
+
+
+def _finish(acc: Any, op: Any, count: Any) -> Any:
+    raise NotImplementedError
+
+
+def _is_f16(x: Any, tag: Any) -> bool:
+    return isinstance(tag, types.Float) and x.dtype == types.uint16
+
+
+# numba requires each implementation's signature, annotations included, to
+# equal its generator's; hence the nested defs rather than lambdas.
+
+
+@overload(_load)  # type: ignore[misc]
+def _load_impl(x: Any, i: Any, tag: Any) -> Any:
+    if _is_f16(x, tag):
+
+        def load_f16(x: Any, i: Any, tag: Any) -> Any:
+            return np.float64(_h2f(x[np.uint64(i)]))
+
+        return load_f16
+    wide = _acc_type(x, tag)
+
+    def load(x: Any, i: Any, tag: Any) -> Any:
+        # An unsigned index spares numba's negative-index wraparound check.
+        return wide(x[np.uint64(i)])
+
+    return load
+
+
+@overload(_loadn)  # type: ignore[misc]
+def _loadn_impl(x: Any, i: Any, tag: Any) -> Any:
+    if _is_f16(x, tag):
+
+        def loadn_f16(x: Any, i: Any, tag: Any) -> Any:
+            return _h2f(x[np.uint64(i)])
+
+        return loadn_f16
+
+    def loadn(x: Any, i: Any, tag: Any) -> Any:
+        return x[np.uint64(i)]
+
+    return loadn
+
+
+def _acc_type(x: Any, tag: Any) -> Any:
+    if _is_f16(x, tag) or isinstance(x.dtype, types.Float):
+        return np.float64
+    return np.int64 if x.dtype.signed else np.uint64
+
+
+@overload(_acc_zero)  # type: ignore[misc]
+def _acc_zero_impl(x: Any, tag: Any) -> Any:
+    zero = _acc_type(x, tag)(-0.0)
+
+    def acc_zero(x: Any, tag: Any) -> Any:
+        return zero
+
+    return acc_zero
+
+
+@overload(_acc_one)  # type: ignore[misc]
+def _acc_one_impl(x: Any, tag: Any) -> Any:
+    one = _acc_type(x, tag)(1)
+
+    def acc_one(x: Any, tag: Any) -> Any:
+        return one
+
+    return acc_one
+
+
+@overload(_acc_empty)  # type: ignore[misc]
+def _acc_empty_impl(x: Any, tag: Any, n: Any) -> Any:
+    dt = _acc_type(x, tag)
+
+    def acc_empty(x: Any, tag: Any, n: Any) -> Any:
+        return np.empty(n, dt)
+
+    return acc_empty
+
+
+@overload(_cmp_empty)  # type: ignore[misc]
+def _cmp_empty_impl(x: Any, tag: Any, n: Any) -> Any:
+    dt = np.float32 if _is_f16(x, tag) else np.dtype(str(x.dtype))
+
+    def cmp_empty(x: Any, tag: Any, n: Any) -> Any:
+        return np.empty(n, dt)
+
+    return cmp_empty
+
+
+@overload(_store)  # type: ignore[misc]
+def _store_impl(out: Any, i: Any, v: Any, tag: Any) -> Any:
+    if isinstance(tag, types.Float) and out.dtype == types.uint16:
+
+        def store_f16(out: Any, i: Any, v: Any, tag: Any) -> None:
+            out[np.uint64(i)] = _f64_to_f16_bits(np.float64(v))
+
+        return store_f16
+
+    def store(out: Any, i: Any, v: Any, tag: Any) -> None:
+        # Integer narrowing truncates: the modulo-2^bits wrap of the rulings.
+        out[np.uint64(i)] = v
+
+    return store
+
+
+@overload(_isnan)  # type: ignore[misc]
+def _isnan_impl(v: Any) -> Any:
+    is_float = isinstance(v, types.Float)
+
+    def isnan(v: Any) -> Any:
+        return is_float and v != v
+
+    return isnan
+
+
+@overload(_vmax)  # type: ignore[misc]
+def _vmax_impl(a: Any, b: Any) -> Any:
+    if isinstance(a, types.Float):
+
+        def fmax(a: Any, b: Any) -> Any:
+            return _fmaximum(a, b)
+
+        return fmax
+
+    def imax(a: Any, b: Any) -> Any:
+        return a if a > b else b
+
+    return imax
+
+
+@overload(_vmin)  # type: ignore[misc]
+def _vmin_impl(a: Any, b: Any) -> Any:
+    if isinstance(a, types.Float):
+
+        def fmin(a: Any, b: Any) -> Any:
+            return _fminimum(a, b)
+
+        return fmin
+
+    def imin(a: Any, b: Any) -> Any:
+        return a if a < b else b
+
+    return imin
+
+
+@overload(_absval)  # type: ignore[misc]
+def _absval_impl(v: Any) -> Any:
+    unsigned = isinstance(v, types.Integer) and not v.signed
+
+    def absval(v: Any) -> Any:
+        # For int64 abs wraps: |INT64_MIN| stays INT64_MIN, as the rulings ask.
+        return v if unsigned else abs(v)
+
+    return absval
+
+
+@overload(_finish)  # type: ignore[misc]
+def _finish_impl(acc: Any, op: Any, count: Any) -> Any:
+    if isinstance(acc, types.Integer):
+
+        def finish_int(acc: Any, op: Any, count: Any) -> Any:
+            return acc
+
+        return finish_int
+
+    def finish(acc: Any, op: Any, count: Any) -> Any:
+        if op == AVERAGE:
+            return acc / count
+        if op == L2:
+            return np.sqrt(acc)
+        if op == LOG_SUM:
+            return np.log(acc)
+        return acc
+
+    return finish
+
+
+@numba.njit(cache=True)  # type: ignore[misc]
+def _f64_to_f16_bits(v: float) -> Any:
+    """float64 -> FLOAT16 bits with one round-to-nearest-even."""
+    b = np.float64(v).view(np.int64)
+    sign = np.int64(0x8000) if b < 0 else np.int64(0)
+    a = b & 0x7FFFFFFFFFFFFFFF
+    if a > 0x7FF0000000000000:  # NaN: keep the top payload bits, force quiet
+        return np.uint16(sign | 0x7E00 | ((a >> 42) & 0x3FF))
+    e = (a >> 52) - 1023
+    if e >= 16:
+        return np.uint16(sign | 0x7C00)
+    # Significand with its implicit bit (wrong for float64 subnormals, which
+    # are far below FLOAT16's range and end up as zero via the shift test).
+    mant = (a & 0xFFFFFFFFFFFFF) | 0x10000000000000
+    if e >= -14:
+        h = ((e + 15) << 10) + ((mant >> 42) & 0x3FF)
+        shift = np.int64(42)
+    else:
+        shift = 28 - e  # subnormal: units of 2^-24
+        if shift >= 64:
+            return np.uint16(sign)
+        h = mant >> shift
+    rem = mant & ((np.int64(1) << shift) - 1)
+    half = np.int64(1) << (shift - 1)
+    # A carry out of the mantissa correctly bumps the exponent (up to inf).
+    if rem > half or (rem == half and (h & 1) == 1):
+        h += 1
+    return np.uint16(sign | h)
+
+
+# ---------------------------------------------------------------------------
+# Inner loops over one run of n elements starting at s0 with stride st. The
+# st == 1 branches are what LLVM vectorizes.
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _run_accum(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
+    """Sum of x, |x| or x^2 (by op), or product for MULTIPLY, over one run."""
+    if op == MULTIPLY:
+        p = _acc_one(x, tag)
+        if st == 1:
+            for i in range(n):
+                p *= _load(x, s0 + i, tag)
+        else:
+            for i in range(n):
+                p *= _load(x, s0 + i * st, tag)
+        return p
+    s = _acc_zero(x, tag)
+    if op == L1:
+        if st == 1:
+            for i in range(n):
+                s += _absval(_load(x, s0 + i, tag))
+        else:
+            for i in range(n):
+                s += _absval(_load(x, s0 + i * st, tag))
+    elif op == L2 or op == SUM_SQUARE:
+        if st == 1:
+            for i in range(n):
+                v = _load(x, s0 + i, tag)
+                s += v * v
+        else:
+            for i in range(n):
+                v = _load(x, s0 + i * st, tag)
+                s += v * v
+    elif st == 1:
+        for i in range(n):
+            s += _load(x, s0 + i, tag)
+    else:
+        for i in range(n):
+            s += _load(x, s0 + i * st, tag)
+    return s
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _row_accum(x: Any, s0: int, n: int, st: int, acc: Any, op: int, tag: Any) -> None:
+    """acc[k] (+|*)= f(x[s0 + k*st]) for k < n."""
+    if op == MULTIPLY:
+        if st == 1:
+            for k in range(n):
+                acc[k] *= _load(x, s0 + k, tag)
+        else:
+            for k in range(n):
+                acc[k] *= _load(x, s0 + k * st, tag)
+    elif op == L1:
+        if st == 1:
+            for k in range(n):
+                acc[k] += _absval(_load(x, s0 + k, tag))
+        else:
+            for k in range(n):
+                acc[k] += _absval(_load(x, s0 + k * st, tag))
+    elif op == L2 or op == SUM_SQUARE:
+        if st == 1:
+            for k in range(n):
+                v = _load(x, s0 + k, tag)
+                acc[k] += v * v
+        else:
+            for k in range(n):
+                v = _load(x, s0 + k * st, tag)
+                acc[k] += v * v
+    elif st == 1:
+        for k in range(n):
+            acc[k] += _load(x, s0 + k, tag)
+    else:
+        for k in range(n):
+            acc[k] += _load(x, s0 + k * st, tag)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _run_extreme(x: Any, s0: int, n: int, st: int, is_min: bool, tag: Any) -> Any:
+    """Max (or min) of one run, NaN if the run holds a NaN."""
+    m = _loadn(x, s0, tag)
+    if is_min:
+        if st == 1:
+            for i in range(n):
+                m = _vmin(m, _loadn(x, s0 + i, tag))
+        else:
+            for i in range(n):
+                m = _vmin(m, _loadn(x, s0 + i * st, tag))
+    elif st == 1:
+        for i in range(n):
+            m = _vmax(m, _loadn(x, s0 + i, tag))
+    else:
+        for i in range(n):
+            m = _vmax(m, _loadn(x, s0 + i * st, tag))
+    return m
+
+
+@numba.njit(cache=True)  # type: ignore[misc]
+def _run_find(x: Any, s0: int, n: int, st: int, target: Any, tag: Any) -> int:
+    """Index of the first element equal to target (or the first NaN if target is NaN)."""
+    want_nan = _isnan(target)
+    for i in range(n):
+        v = _loadn(x, s0 + i * st, tag)
+        if v == target or (want_nan and _isnan(v)):
+            return i
+    return n
+
+
+@numba.njit(cache=True)  # type: ignore[misc]
+def _expneg(t: float, hi_prec: bool) -> float:
+    """exp(t) for t in [_EXP_FLOOR, 0]: 2^k by exponent bits times a Taylor polynomial.
+
+    Degree 13 gives ~4e-18 relative error on |r| <= ln2/2 (float64 inputs),
+    degree 7 gives ~8e-9 (enough for float32/float16). Cody-Waite splitting
+    of ln2 is unnecessary: the reduction error grows with |k| but multiplies
+    exp(t) < 2^-k, so every term's absolute error stays below one ulp of the
+    max term's 1.
+    """
+    k = np.floor(t * _LOG2E + 0.5)
+    r = t - k * _LN2
+    if hi_prec:
+        p = 1.0 / 6227020800.0
+        p = p * r + 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+    else:
+        p = 1.0 / 5040.0
+    p = p * r + 1.0 / 720.0
+    p = p * r + 1.0 / 120.0
+    p = p * r + 1.0 / 24.0
+    p = p * r + 1.0 / 6.0
+    p = p * r + 0.5
+    p = p * r + 1.0
+    p = p * r + 1.0
+    scale = np.int64((np.int64(k) + 1023) << 52).view(np.float64)
+    return p * scale
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _run_expsum(x: Any, s0: int, n: int, st: int, m: float, tag: Any) -> float:
+    """Sum of exp(x - m) over a run whose elements are all <= m (no NaN)."""
+    hi = x.itemsize == 8
+    s = 0.0
+    if st == 1:
+        for i in range(n):
+            t = np.float64(_loadn(x, s0 + i, tag)) - m
+            s += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
+    else:
+        for i in range(n):
+            t = np.float64(_loadn(x, s0 + i * st, tag)) - m
+            s += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
+    return s
+
+
+# ---------------------------------------------------------------------------
+# Kernels: one numba dispatch per plan call.
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    """SUM, AVERAGE, L1, L2, LOG_SUM, SUM_SQUARE, MULTIPLY."""
+    op = meta[_M_OP]
+    n_out = meta[_M_NOUT]
+    lk = meta[_M_LK]
+    sk_in = meta[_M_SKIN]
+    sk_out = meta[_M_SKOUT]
+    n_rtab = meta[_M_NRTAB]
+    lr = meta[_M_LR]
+    sr = meta[_M_SR]
+    count = meta[_M_COUNT]
+    ob_in = tab[:n_out]
+    ob_out = tab[n_out : 2 * n_out]
+    rtab = tab[2 * n_out : 2 * n_out + n_rtab]
+    mul = op == MULTIPLY
+    if meta[_M_FAMILY] == _FAMILY_A:
+        for o in range(n_out):
+            for k in range(lk):
+                base = ob_in[o] + k * sk_in
+                acc = _run_accum(x, base + rtab[0], lr, sr, op, tag)
+                for j in range(1, n_rtab):
+                    part = _run_accum(x, base + rtab[j], lr, sr, op, tag)
+                    if mul:
+                        acc *= part
+                    else:
+                        acc += part
+                _store(out, ob_out[o] + k * sk_out, _finish(acc, op, count), tag)
+        return
+    accv = _acc_empty(x, tag, min(lk, _TILE))
+    for o in range(n_out):
+        for t0 in range(0, lk, _TILE):
+            tl = min(_TILE, lk - t0)
+            accv[:tl] = _acc_one(x, tag) if mul else _acc_zero(x, tag)
+            base = ob_in[o] + t0 * sk_in
+            for j in range(n_rtab):
+                for i in range(lr):
+                    _row_accum(x, base + rtab[j] + i * sr, tl, sk_in, accv, op, tag)
+            obase = ob_out[o] + t0 * sk_out
+            for k in range(tl):
+                _store(out, obase + k * sk_out, _finish(accv[k], op, count), tag)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    """MAX, MIN (NaN-propagating)."""
+    is_min = meta[_M_OP] == MIN
+    n_out = meta[_M_NOUT]
+    lk = meta[_M_LK]
+    sk_in = meta[_M_SKIN]
+    sk_out = meta[_M_SKOUT]
+    n_rtab = meta[_M_NRTAB]
+    lr = meta[_M_LR]
+    sr = meta[_M_SR]
+    ob_in = tab[:n_out]
+    ob_out = tab[n_out : 2 * n_out]
+    rtab = tab[2 * n_out : 2 * n_out + n_rtab]
+    if meta[_M_FAMILY] == _FAMILY_A:
+        for o in range(n_out):
+            for k in range(lk):
+                base = ob_in[o] + k * sk_in
+                m = _run_extreme(x, base + rtab[0], lr, sr, is_min, tag)
+                for j in range(1, n_rtab):
+                    part = _run_extreme(x, base + rtab[j], lr, sr, is_min, tag)
+                    m = _vmin(m, part) if is_min else _vmax(m, part)
+                _store(out, ob_out[o] + k * sk_out, m, tag)
+        return
+    accv = _cmp_empty(x, tag, min(lk, _TILE))
+    for o in range(n_out):
+        for t0 in range(0, lk, _TILE):
+            tl = min(_TILE, lk - t0)
+            base = ob_in[o] + t0 * sk_in
+            for k in range(tl):
+                accv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
+            for j in range(n_rtab):
+                for i in range(lr):
+                    rb = base + rtab[j] + i * sr
+                    if is_min:
+                        for k in range(tl):
+                            accv[k] = _vmin(accv[k], _loadn(x, rb + k * sk_in, tag))
+                    else:
+                        for k in range(tl):
+                            accv[k] = _vmax(accv[k], _loadn(x, rb + k * sk_in, tag))
+            obase = ob_out[o] + t0 * sk_out
+            for k in range(tl):
+                _store(out, obase + k * sk_out, accv[k], tag)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    """ARGMAX, ARGMIN: first extreme in linear order; the first NaN beats all."""
+    is_min = meta[_M_OP] == ARGMIN
+    n_out = meta[_M_NOUT]
+    lk = meta[_M_LK]
+    sk_in = meta[_M_SKIN]
+    sk_out = meta[_M_SKOUT]
+    n_rtab = meta[_M_NRTAB]
+    lr = meta[_M_LR]
+    sr = meta[_M_SR]
+    ob_in = tab[:n_out]
+    ob_out = tab[n_out : 2 * n_out]
+    rtab = tab[2 * n_out : 2 * n_out + n_rtab]
+    if meta[_M_FAMILY] == _FAMILY_A:
+        for o in range(n_out):
+            for k in range(lk):
+                base = ob_in[o] + k * sk_in
+                best = _loadn(x, base + rtab[0], tag)
+                best_i = 0
+                # Chunk extreme first (vectorized), then locate it inside the
+                # chunk, which is still in cache, only when it improves.
+                for j in range(n_rtab):
+                    rb = base + rtab[j]
+                    for c0 in range(0, lr, _CHUNK):
+                        cn = min(_CHUNK, lr - c0)
+                        cb = rb + c0 * sr
+                        cm = _run_extreme(x, cb, cn, sr, is_min, tag)
+                        better = cm < best if is_min else cm > best
+                        if better or _isnan(cm):
+                            best = cm
+                            best_i = j * lr + c0 + _run_find(x, cb, cn, sr, cm, tag)
+                            if _isnan(cm):
+                                break
+                    if _isnan(best):
+                        break
+                out[ob_out[o] + k * sk_out] = best_i
+        return
+    bestv = _cmp_empty(x, tag, min(lk, _TILE))
+    idxv = np.empty(min(lk, _TILE), np.int64)
+    for o in range(n_out):
+        for t0 in range(0, lk, _TILE):
+            tl = min(_TILE, lk - t0)
+            base = ob_in[o] + t0 * sk_in
+            for k in range(tl):
+                bestv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
+                idxv[k] = 0
+            for j in range(n_rtab):
+                for i in range(lr):
+                    rb = base + rtab[j] + i * sr
+                    lin = j * lr + i
+                    for k in range(tl):
+                        v = _loadn(x, rb + k * sk_in, tag)
+                        b = bestv[k]
+                        better = v < b if is_min else v > b
+                        # Once best is NaN nothing replaces it: first NaN wins.
+                        if better or (_isnan(v) and not _isnan(b)):
+                            bestv[k] = v
+                            idxv[k] = lin
+            obase = ob_out[o] + t0 * sk_out
+            for k in range(tl):
+                out[obase + k * sk_out] = idxv[k]
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    """LOG_SUM_EXP = m + log(sum exp(x - m)) with m the running max."""
+    n_out = meta[_M_NOUT]
+    lk = meta[_M_LK]
+    sk_in = meta[_M_SKIN]
+    sk_out = meta[_M_SKOUT]
+    n_rtab = meta[_M_NRTAB]
+    lr = meta[_M_LR]
+    sr = meta[_M_SR]
+    ob_in = tab[:n_out]
+    ob_out = tab[n_out : 2 * n_out]
+    rtab = tab[2 * n_out : 2 * n_out + n_rtab]
+    hi = x.itemsize == 8
+    if meta[_M_FAMILY] == _FAMILY_A:
+        for o in range(n_out):
+            for k in range(lk):
+                base = ob_in[o] + k * sk_in
+                # One pass over memory: per cached chunk take its max, rescale
+                # the running sum if the max grew, then add the chunk's exps.
+                m = -np.inf
+                s = 0.0
+                for j in range(n_rtab):
+                    rb = base + rtab[j]
+                    for c0 in range(0, lr, _CHUNK):
+                        cn = min(_CHUNK, lr - c0)
+                        cb = rb + c0 * sr
+                        cm = np.float64(_run_extreme(x, cb, cn, sr, False, tag))
+                        if cm > m:
+                            if s != 0.0:
+                                s *= math.exp(m - cm)
+                            m = cm
+                        elif cm != cm:
+                            m = cm
+                        if m != m:
+                            break
+                        # +inf decides the result (unless a NaN follows); a
+                        # chunk of -inf adds nothing.
+                        if m == np.inf or cm == -np.inf:
+                            continue
+                        s += _run_expsum(x, cb, cn, sr, m, tag)
+                    if m != m:
+                        break
+                if m != m or m == np.inf or m == -np.inf:
+                    r = m
+                else:
+                    r = m + math.log(s)
+                _store(out, ob_out[o] + k * sk_out, r, tag)
+        return
+    tmax = min(lk, _TILE)
+    mv = np.empty(tmax, np.float64)
+    sv = np.empty(tmax, np.float64)
+    for o in range(n_out):
+        for t0 in range(0, lk, _TILE):
+            tl = min(_TILE, lk - t0)
+            base = ob_in[o] + t0 * sk_in
+            for k in range(tl):
+                mv[k] = -np.inf
+                sv[k] = 0.0
+            for j in range(n_rtab):
+                for i in range(lr):
+                    rb = base + rtab[j] + i * sr
+                    for k in range(tl):
+                        mv[k] = _fmaximum(mv[k], np.float64(_loadn(x, rb + k * sk_in, tag)))
+            for j in range(n_rtab):
+                for i in range(lr):
+                    rb = base + rtab[j] + i * sr
+                    for k in range(tl):
+                        # Non-finite maxima make t NaN/-inf here; the clamp
+                        # keeps the lane harmless and the result ignores it.
+                        t = np.float64(_loadn(x, rb + k * sk_in, tag)) - mv[k]
+                        sv[k] += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
+            obase = ob_out[o] + t0 * sk_out
+            for k in range(tl):
+                m = mv[k]
+                r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(sv[k])
+                _store(out, obase + k * sk_out, r, tag)
+
+
+# ---------------------------------------------------------------------------
+# Planning.
+
+_Kernel = Callable[..., None]
+_KERNELS: dict[int, _Kernel] = {
+    AVERAGE: _accum_kernel,
+    L1: _accum_kernel,
+    L2: _accum_kernel,
+    LOG_SUM: _accum_kernel,
+    MULTIPLY: _accum_kernel,
+    SUM: _accum_kernel,
+    SUM_SQUARE: _accum_kernel,
+    MAX: _extreme_kernel,
+    MIN: _extreme_kernel,
+    ARGMAX: _arg_kernel,
+    ARGMIN: _arg_kernel,
+    LOG_SUM_EXP: _lse_kernel,
+}
+
+
+class ReducePlan:
+    """A compiled REDUCE: call with (x, out) flat arrays, see module docstring."""
+
+    __slots__ = ("_kernel", "_meta", "_out_view", "_tab", "_tag", "_x_view")
+
+    def __init__(
+        self,
+        kernel: _Kernel,
+        meta: npt.NDArray[np.int64],
+        tab: npt.NDArray[np.int64],
+        tag: np.float32 | np.int64,
+        x_view: np.dtype[Any] | None,
+        out_view: np.dtype[Any] | None,
+    ) -> None:
+        self._kernel = kernel
+        self._meta = meta
+        self._tab = tab
+        self._tag = tag
+        self._x_view = x_view
+        self._out_view = out_view
+
+    def __call__(self, x: np.ndarray[Any, Any], out: np.ndarray[Any, Any]) -> None:
+        if self._x_view is not None:
+            x = x.view(self._x_view)
+        if self._out_view is not None:
+            out = out.view(self._out_view)
+        self._kernel(x, out, self._meta, self._tab, self._tag)
+
+
+def _offsets(sizes: list[int], strides: list[int]) -> npt.NDArray[np.int64]:
+    """Row-major table of sum(i_d * stride_d) over the given dims."""
+    off = np.zeros(1, np.int64)
+    for size, stride in zip(sizes, strides, strict=True):
+        off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+    return off
+
+
+def _merge(dims: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Merge neighbours (outer first) whose strides say they form one dim.
+
+    Each dim is (size, stride, ...more strides); all strides must agree.
+    """
+    merged: list[tuple[int, ...]] = []
+    for d in dims:
+        if merged:
+            p = merged[-1]
+            if all(ps == s * d[0] for ps, s in zip(p[1:], d[1:], strict=True)):
+                merged[-1] = (p[0] * d[0], *d[1:])
+                continue
+        merged.append(d)
+    return merged
+
+
+def _check(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any],
+           input_sizes: tuple[int, ...], input_strides: tuple[int, ...],
+           output_strides: tuple[int, ...], axes: tuple[int, ...]) -> None:
+    rank = len(input_sizes)
+    if function not in _KERNELS:
+        raise ValueError(f"unknown reduce function {function}")
+    if input_dtype not in _INPUT_DTYPES:
+        raise ValueError(f"unsupported input dtype {input_dtype}")
+    if function in (ARGMAX, ARGMIN):
+        if output_dtype not in _INDEX_DTYPES:
+            raise ValueError(f"unsupported index dtype {output_dtype}")
+    elif output_dtype != input_dtype:
+        raise ValueError("output dtype must equal input dtype")
+    if function in _FLOAT_ONLY and input_dtype.kind != "f":
+        raise ValueError("function needs a floating-point input")
+    if not 1 <= rank <= 8 or len(input_strides) != rank or len(output_strides) != rank:
+        raise ValueError("sizes and strides must have one rank in 1..8")
+    if not axes or len(set(axes)) != len(axes) or not all(0 <= a < rank for a in axes):
+        raise ValueError(f"bad axes {axes}")
+    if min(input_sizes) < 1 or min(input_strides) < 0 or min(output_strides) < 0:
+        raise ValueError("sizes must be >= 1 and strides >= 0")
+
+
+def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any],
+                     input_sizes: tuple[int, ...], input_strides: tuple[int, ...],
+                     output_strides: tuple[int, ...], axes: tuple[int, ...]) -> ReducePlan:
+    """Plan a REDUCE of a strided tensor over ``axes`` (see module docstring)."""
+    input_dtype = np.dtype(input_dtype)
+    output_dtype = np.dtype(output_dtype)
+    _check(function, input_dtype, output_dtype, input_sizes, input_strides,
+           output_strides, axes)
+    is_arg = function in (ARGMAX, ARGMIN)
+    axis_set = set(axes)
+    rank = len(input_sizes)
+    # Size-1 dims address nothing. Reduced dims start in increasing dimension
+    # order, the order ARGMAX/ARGMIN linearize in.
+    kept: list[tuple[int, ...]] = [
+        (input_sizes[d], input_strides[d], output_strides[d])
+        for d in range(rank) if d not in axis_set and input_sizes[d] > 1
+    ]
+    red: list[tuple[int, ...]] = [
+        (input_sizes[d], input_strides[d]) for d in range(rank)
+        if d in axis_set and input_sizes[d] > 1
+    ]
+    count = math.prod(input_sizes[d] for d in axes)
+    # Any order is fine for kept dims and (except for arg) reduced dims: sort
+    # outermost = largest stride so that memory-contiguous dims merge.
+    kept = _merge(sorted(kept, key=lambda d: (-d[1], -d[2])))
+    red = _merge(red if is_arg else sorted(red, key=lambda d: -d[1]))
+    if not red:
+        red = [(1, 0)]
+    if not kept:
+        kept = [(1, 0, 0)]
+
+    # The loop dims: the kept dim with the smallest nonzero input stride, and
+    # the reduced one likewise (for arg: the last one, see module docstring).
+    def stride_key(d: tuple[int, ...]) -> tuple[bool, int]:
+        return (d[1] == 0, d[1])
+
+    k_loop = min(range(len(kept)), key=lambda i: stride_key(kept[i]))
+    r_loop = len(red) - 1 if is_arg else min(range(len(red)), key=lambda i: stride_key(red[i]))
+    kd = kept[k_loop]
+    rd = red[r_loop]
+    # Vectorize along the smaller stride; but a very short inner loop costs
+    # more in per-run overhead than the other family's strided access does.
+    family = _FAMILY_A if stride_key(rd) <= stride_key(kd) else _FAMILY_B
+    inner_len = rd[0] if family == _FAMILY_A else kd[0]
+    other_len = kd[0] if family == _FAMILY_A else rd[0]
+    if inner_len < _SHORT_RUN and other_len > inner_len:
+        family = _FAMILY_B if family == _FAMILY_A else _FAMILY_A
+
+    kept_rest = kept[:k_loop] + kept[k_loop + 1 :]
+    red_rest = red[:r_loop] + red[r_loop + 1 :]
+    ob_in = _offsets([d[0] for d in kept_rest], [d[1] for d in kept_rest])
+    ob_out = _offsets([d[0] for d in kept_rest], [d[2] for d in kept_rest])
+    rtab = _offsets([d[0] for d in red_rest], [d[1] for d in red_rest])
+    meta = np.zeros(_META_LEN, np.int64)
+    meta[_M_OP] = function
+    meta[_M_FAMILY] = family
+    meta[_M_NOUT] = ob_in.size
+    meta[_M_LK], meta[_M_SKIN], meta[_M_SKOUT] = kd
+    meta[_M_NRTAB] = rtab.size
+    meta[_M_LR], meta[_M_SR] = rd
+    meta[_M_COUNT] = count
+    tab = np.concatenate([ob_in, ob_out, rtab])
+
+    is_f16 = input_dtype == np.float16
+    x_view = np.dtype(np.uint16) if is_f16 else None
+    out_view: np.dtype[Any] | None = None
+    if is_arg:
+        # Indices are non-negative, so one signed type per width serves both
+        # signednesses and halves the compiled specialisations.
+        signed = np.dtype(np.int32) if output_dtype.itemsize == 4 else np.dtype(np.int64)
+        out_view = signed if output_dtype != signed else None
+    elif is_f16:
+        out_view = np.dtype(np.uint16)
+    tag = _F16_TAG if is_f16 else _NATIVE_TAG
+    return ReducePlan(_KERNELS[function], meta, tab, tag, x_view, out_view)
