@@ -7,12 +7,15 @@ and what is allowed.
 from __future__ import annotations
 
 import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from ..errors import ValidationError
+from ..support import SupportTable
 from ..tensor import MAX_DIMENSION_COUNT, TensorDesc, index_of_last_element
 from ..types import FeatureLevel, OperatorType, TensorFlags
 
@@ -21,9 +24,30 @@ _OVERLAP_ENUMERATION_LIMIT = 1 << 24
 
 
 class OperatorDesc(ABC):
-    """Base of the operator descriptors (DML_*_OPERATOR_DESC)."""
+    """Base of the operator descriptors (DML_*_OPERATOR_DESC).
 
-    OPERATOR_TYPE: OperatorType
+    Every concrete subclass registers itself by its OPERATOR_TYPE, so that readers of DML names (the JSON
+    model runner, `opendml ops`) find it without a list kept by hand.
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType]
+    registry: ClassVar[dict[OperatorType, type[OperatorDesc]]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "OPERATOR_TYPE" in cls.__dict__:
+            OperatorDesc.registry[cls.OPERATOR_TYPE] = cls
+
+    @classmethod
+    def support_tables(cls) -> dict[str, SupportTable]:
+        """The page's support tables, by title ("" when the operator has one): its module's SUPPORT, either one
+        table or a mapping of tables (per function, per activation, ...)."""
+        tables = getattr(sys.modules[cls.__module__], "SUPPORT", None)
+        if tables is None:
+            return {}
+        if isinstance(tables, dict):
+            return {getattr(key, "name", str(key)): table for key, table in tables.items()}
+        return {"": tables}
 
     @property
     def label(self) -> str:

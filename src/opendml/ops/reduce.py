@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import ValidationError
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
@@ -76,7 +77,7 @@ class ReduceOperatorDesc(OperatorDesc):
     output_tensor: TensorDesc
     axes: tuple[int, ...]
 
-    OPERATOR_TYPE = OperatorType.REDUCE
+    OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.REDUCE
 
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name

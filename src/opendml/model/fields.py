@@ -1,0 +1,96 @@
+"""The field table of every operator descriptor: DML's C field names <-> Python's, with each field's kind.
+
+Derived from the descriptor dataclasses themselves (names in snake case become DML's CamelCase; the type hints
+give the kind), so that a new operator needs no entry here. The only irregular names are DML's array counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from ..ops.base import OperatorDesc
+from ..tensor import TensorDesc
+
+#: DML's count field for an array field whose count name is not simply the singular form.
+COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount"}
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    OPTIONAL_TENSOR = "optional tensor"
+    TENSOR_ARRAY = "tensor array"
+    UINT = "UINT"
+    INT = "INT"
+    UINT_ARRAY = "UINT array"
+    FLOAT = "FLOAT"
+    BOOL = "BOOL"
+    ENUM = "enum"
+    OPERATOR = "operator desc"
+
+
+@dataclass(frozen=True)
+class Field:
+    python_name: str
+    dml_name: str
+    kind: Kind
+    optional: bool = False
+    enum_type: type[enum.Enum] | None = None
+    count_name: str | None = None  # the DML count field of an array
+
+    def describe(self) -> str:
+        kind = self.enum_type.__name__ if self.enum_type is not None else self.kind.value
+        text = f"{self.dml_name}: {kind}"
+        if self.count_name:
+            text += f" (with {self.count_name})"
+        return text + (" (optional)" if self.optional else "")
+
+
+def dml_name(python_name: str) -> str:
+    """input_tensor -> InputTensor; axes -> Axes."""
+    return "".join(part[:1].upper() + part[1:] for part in python_name.split("_"))
+
+
+@functools.cache
+def fields_of(desc_type: type[OperatorDesc]) -> tuple[Field, ...]:
+    hints = typing.get_type_hints(desc_type)
+    result = []
+    for item in dataclasses.fields(desc_type):  # type: ignore[arg-type]
+        if not item.init:
+            continue
+        name = dml_name(item.name)
+        kind, optional, enum_type = _kind(hints[item.name])
+        count = COUNT_FIELDS.get(name, name[:-1] + "Count") if kind in (Kind.TENSOR_ARRAY, Kind.UINT_ARRAY) else None
+        result.append(Field(item.name, name, kind, optional or item.default is not dataclasses.MISSING,
+                            enum_type, count))
+    return tuple(result)
+
+
+def _kind(hint: Any) -> tuple[Kind, bool, type[enum.Enum] | None]:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        kind, _, enum_type = _kind(members[0])
+        return (Kind.OPTIONAL_TENSOR if kind is Kind.TENSOR else kind), True, enum_type
+    if origin is tuple or origin in (list, typing.Sequence) or str(origin) == "<class 'collections.abc.Sequence'>":
+        (element, *_) = typing.get_args(hint)
+        return (Kind.TENSOR_ARRAY if element is TensorDesc else Kind.UINT_ARRAY), False, None
+    if isinstance(hint, type):
+        if issubclass(hint, TensorDesc):
+            return Kind.TENSOR, False, None
+        if issubclass(hint, OperatorDesc):
+            return Kind.OPERATOR, False, None
+        if issubclass(hint, enum.Enum):
+            return Kind.ENUM, False, hint
+        if issubclass(hint, bool):
+            return Kind.BOOL, False, None
+        if issubclass(hint, int):
+            return Kind.UINT, False, None
+        if issubclass(hint, float):
+            return Kind.FLOAT, False, None
+    raise TypeError(f"no JSON field kind for the type hint {hint!r}")

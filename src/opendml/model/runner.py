@@ -1,0 +1,221 @@
+"""Runs a model's commands in order: dispatch (bind resources, execute), print, writeFile (DIGEST 4.4)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..device import Binding, CompiledOperator, Device
+from ..errors import DmlError
+from ..types import DataType, TensorFlags
+from .reader import Command, Model, ModelError, located
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    iterations: int = 1
+    warmup: int = 0
+    print_commands: bool = False
+    output_path: Path | None = None
+
+
+def compile_all(model: Model, device: Device, *, collect: list[ModelError] | None = None
+                ) -> dict[str, CompiledOperator]:
+    """Creates, compiles and initializes every dispatchable (DxDispatch does this before any command)."""
+    compiled: dict[str, CompiledOperator] = {}
+    for name, dispatchable in model.dispatchables.items():
+        path = f"dispatchables.{name}"
+        try:
+            operator = device.create_operator(dispatchable.desc)
+            compiled[name] = device.compile_operator(operator, dispatchable.execution_flags)
+            owned = _owned_bindings(path, compiled[name], dispatchable.initializer_bindings, model)
+            if any(binding is not None for binding in owned):
+                compiled[name].initialize(owned)
+        except ModelError as error:
+            if collect is None:
+                raise
+            collect.append(error)
+        except DmlError as error:
+            if collect is None:
+                raise located(f"{path}.desc", error) from None
+            collect.append(located(f"{path}.desc", error))
+    return compiled
+
+
+def _owned_bindings(path: str, compiled: CompiledOperator, spec: dict[str, Any], model: Model
+                    ) -> list[Binding | None]:
+    """The initializer's bindings: one per input slot, a resource for each OWNED_BY_DML input."""
+    owned_names = {name for name, tensor in compiled.desc.input_slots()
+                   if tensor is not None and tensor.flags & TensorFlags.OWNED_BY_DML}
+    for bind_point in spec:
+        if bind_point not in owned_names:
+            raise ModelError(f"{path}.bindings.{bind_point}", "only OWNED_BY_DML input tensors are bound at "
+                             "initialization")
+    result: list[Binding | None] = []
+    for name, _ in compiled.desc.input_slots():
+        if name in owned_names:
+            if name not in spec:
+                raise ModelError(f"{path}.bindings", f"{name} is OWNED_BY_DML; bind it here")
+            result.append(resource_binding(f"{path}.bindings.{name}", spec[name], model))
+        else:
+            result.append(None)
+    return result
+
+
+def run(model: Model, device: Device, options: RunOptions, write: Callable[[str], None]) -> None:
+    compiled = compile_all(model, device)
+    for command in model.commands:
+        if options.print_commands:
+            write(f"{command.path}: {command.kind} {_command_subject(command)}")
+        if command.kind == "dispatch":
+            _dispatch(command, model, compiled[command.spec["dispatchable"]], options, write)
+        elif command.kind == "print":
+            resource = model.resources[command.spec["resource"]]
+            write(f"Resource '{resource.name}': {format_values(resource.data, resource.data_type)}")
+        else:
+            _write_file(command, model, options)
+
+
+def _command_subject(command: Command) -> str:
+    return str(command.spec.get("dispatchable") or command.spec.get("resource"))
+
+
+def _dispatch(command: Command, model: Model, compiled: CompiledOperator, options: RunOptions,
+              write: Callable[[str], None]) -> None:
+    path = command.path
+    spec = command.spec.get("bindings", {})
+    desc = compiled.desc
+    groups = _slot_groups([name for name, _ in desc.input_slots()] + [name for name, _ in desc.output_slots()])
+    for bind_point in spec:
+        if bind_point not in groups:
+            raise ModelError(f"{path}.bindings.{bind_point}", f"is not a bind point of {desc.label}; bind points: "
+                             f"{', '.join(groups)}")
+    inputs: list[Binding | None] = []
+    for name, tensor in desc.input_slots():
+        if tensor is None or tensor.flags & TensorFlags.OWNED_BY_DML:
+            inputs.append(None)
+        else:
+            inputs.append(_slot_binding(path, name, spec, model))
+    outputs = [_slot_binding(path, name, spec, model) for name, _ in desc.output_slots()]
+    for unused in set(spec) - {_group_of(name) for name, tensor in desc.input_slots() if tensor is not None} - {
+            _group_of(name) for name, _ in desc.output_slots()}:
+        raise ModelError(f"{path}.bindings.{unused}", f"{desc.label} has no {unused} in its desc (it is absent)")
+    try:
+        for _ in range(options.warmup):
+            compiled.execute(inputs, outputs)
+        times = []
+        for _ in range(max(options.iterations, 1)):
+            start = time.perf_counter()
+            compiled.execute(inputs, outputs)
+            times.append(time.perf_counter() - start)
+    except DmlError as error:
+        raise located(f"{path}.bindings", error) from None
+    if options.iterations > 1 or options.warmup:
+        milliseconds = [t * 1e3 for t in times]
+        write(f"Dispatch '{command.spec['dispatchable']}': {len(times)} iterations, min {min(milliseconds):.4f} ms, "
+              f"median {statistics.median(milliseconds):.4f} ms, max {max(milliseconds):.4f} ms")
+
+
+def _group_of(slot: str) -> str:
+    """OutputTensors[1] -> OutputTensors."""
+    return slot.split("[", 1)[0]
+
+
+def _slot_groups(slots: list[str]) -> list[str]:
+    return list(dict.fromkeys(_group_of(slot) for slot in slots))
+
+
+def _slot_binding(path: str, slot: str, spec: dict[str, Any], model: Model) -> Binding:
+    group = _group_of(slot)
+    if group not in spec:
+        raise ModelError(f"{path}.bindings", f"{group} is not bound; it is required")
+    value = spec[group]
+    where = f"{path}.bindings.{group}"
+    if "[" in slot:
+        index = int(slot[len(group) + 1:-1])
+        if not isinstance(value, list):
+            value = [value]
+        if index >= len(value):
+            raise ModelError(where, f"has {len(value)} bindings; the desc has more {group}")
+        value, where = value[index], f"{where}[{index}]"
+    elif isinstance(value, list):
+        if len(value) != 1:
+            raise ModelError(where, f"has {len(value)} bindings; {group} takes one")
+        value, where = value[0], f"{where}[0]"
+    return resource_binding(where, value, model)
+
+
+def resource_binding(path: str, value: Any, model: Model) -> Binding:
+    """A resource name or {"name", "elementOffset", "elementCount", ...} as a Binding over the resource."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise ModelError(path, "must be a resource name or an object with a name")
+    resource = model.resources.get(value["name"])
+    if resource is None:
+        raise ModelError(f"{path}.name" if "elementOffset" in value else path,
+                         f"{value['name']!r} is not a resource of this model")
+    element_size = value.get("elementSizeInBytes", value.get("elementStride", resource.data_type.element_size))
+    offset = value.get("elementOffset", 0)
+    count = value.get("elementCount")
+    for key, number in (("elementOffset", offset), ("elementCount", count), ("elementSizeInBytes", element_size)):
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 0):
+            raise ModelError(f"{path}.{key}", f"{number!r} is not a non-negative integer")
+    byte_offset: int = offset * element_size
+    if byte_offset > resource.data.size:
+        raise ModelError(f"{path}.elementOffset", f"{offset} is past the end of {resource.name!r} "
+                         f"({resource.data.size} bytes)")
+    size = None if count is None else count * element_size
+    return Binding(resource.data, offset=byte_offset, size=size)
+
+
+def format_values(data: np.ndarray[Any, Any], data_type: DataType) -> str:
+    """A resource as DxDispatch prints it: its whole buffer as a flat list of its data type's values."""
+    dtype = data_type.numpy_dtype
+    values = data[: data.size - data.size % dtype.itemsize].view(dtype)
+    if data_type.is_float:
+        return ", ".join(f"{float(value):g}" for value in values)
+    return ", ".join(str(int(value)) for value in values)
+
+
+def _write_file(command: Command, model: Model, options: RunOptions) -> None:
+    resource = model.resources[command.spec["resource"]]
+    target = Path(command.spec["targetPath"])
+    if options.output_path is not None and not target.is_absolute():
+        target = options.output_path / target
+    dtype = resource.data_type.numpy_dtype
+    values = resource.data[: resource.data.size - resource.data.size % dtype.itemsize].view(dtype)
+    if "dimensions" in command.spec:
+        dimensions = [int(size) for size in command.spec["dimensions"]]
+        if int(np.prod(dimensions)) != values.size:
+            raise ModelError(f"{command.path}.dimensions", f"{dimensions} hold {int(np.prod(dimensions))} "
+                             f"elements; {resource.name!r} has {values.size}")
+        values = values.reshape(dimensions)
+    write_atomically(command.path, target, values)
+
+
+def write_atomically(path: str, target: Path, values: np.ndarray[Any, Any]) -> None:
+    """Writes to a temporary file beside the target, then renames: the target is whole, old or new."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                if target.suffix.lower() == ".npy":
+                    np.save(stream, values, allow_pickle=False)
+                else:
+                    stream.write(np.ascontiguousarray(values).tobytes())
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as error:
+        raise ModelError(f"{path}.targetPath", f"cannot write {target}: {error.strerror or error}") from None

@@ -1,0 +1,242 @@
+"""The `opendml` command line, run as a user would (a subprocess): examples, initializers, files, broken models."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
+
+
+def opendml(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "opendml.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+# Expected outputs copied by hand from the doc pages and DxDispatch's README (DIGEST 4.5).
+EXPECTED = {
+    "dml_reduce.json": ["Resource 'input': 1, 2, 3, 4, 5, 6, 7, 8, 9", "Resource 'output': 6, 15, 24"],
+    "reduce_sum_columns.json": ["Resource 'output': 6, 6, 9"],
+    "reduce_sum_rows.json": ["Resource 'output': 6, 7, 8"],
+    "reduce_sum_all.json": ["Resource 'output': 21"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_examples(name: str) -> None:
+    result = opendml("dispatch", EXAMPLES / name)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == EXPECTED[name]
+    assert result.stderr == ""
+
+
+def test_every_example_has_an_expected_output() -> None:
+    assert {path.name for path in EXAMPLES.glob("*.json")} <= set(EXPECTED) | _LATER_EXAMPLES
+
+
+# Examples of operators whose expectations live with their own tests (tests/test_cli_operators.py).
+_LATER_EXAMPLES: set[str] = set()
+
+
+def _reduce_model() -> dict[str, Any]:
+    return json.loads((EXAMPLES / "dml_reduce.json").read_text())
+
+
+def _write(tmp_path: Path, model: dict[str, Any], name: str = "model.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(model))
+    return path
+
+
+@pytest.mark.parametrize(("values", "data_type", "expected"), [
+    ([1, 2.5, "nan", "inf", "-inf"], "FLOAT32", "1, 2.5, nan, inf, -inf"),
+    ({"valueCount": 4, "value": 7}, "DML_TENSOR_DATA_TYPE_INT16", "7, 7, 7, 7"),
+    ({"valueCount": 4, "valueStart": 1, "valueDelta": 2.5}, "FLOAT64", "1, 3.5, 6, 8.5"),
+    ({"valueCount": 3, "valueStart": -1, "valueDelta": -2}, "INT8", "-1, -3, -5, 0"),   # 3 bytes padded to 4
+    ([65535, 0], "UINT16", "65535, 0"),
+])
+def test_initializers(tmp_path: Path, values: Any, data_type: str, expected: str) -> None:
+    model = {"resources": {"r": {"initialValuesDataType": data_type, "initialValues": values}},
+             "dispatchables": {}, "commands": [{"type": "print", "resource": "r"}]}
+    result = opendml("dispatch", _write(tmp_path, model))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"Resource 'r': {expected}"
+
+
+def test_deferred_offset_and_size(tmp_path: Path) -> None:
+    model = {"resources": {
+        "d": {"initialValuesDataType": "UINT8", "initialValues": "deferred", "sizeInBytes": 4},
+        "o": {"initialValuesDataType": "UINT8", "initialValues": [9], "initialValuesOffsetInBytes": 2,
+              "sizeInBytes": 8}},
+        "dispatchables": {}, "commands": [{"type": "print", "resource": "d"}, {"type": "print", "resource": "o"}]}
+    result = opendml("dispatch", _write(tmp_path, model))
+    assert result.stdout.splitlines() == ["Resource 'd': 0, 0, 0, 0", "Resource 'o': 0, 0, 9, 0, 0, 0, 0, 0"]
+
+
+def test_npy_round_trip_and_raw_files(tmp_path: Path) -> None:
+    data = np.arange(1, 10, dtype=np.float32)
+    np.save(tmp_path / "input.npy", data)
+    data.tofile(tmp_path / "input.dat")
+    model = _reduce_model()
+    model["resources"]["input"] = {"initialValues": {"sourcePath": "input.npy"}}
+    model["resources"]["raw"] = {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": "input.dat"}}
+    model["commands"] = [
+        {"type": "dispatch", "dispatchable": "sum", "bindings": {"InputTensor": "raw", "OutputTensor": "output"}},
+        {"type": "writeFile", "resource": "output", "targetPath": "out.npy", "dimensions": [1, 1, 3, 1]},
+        {"type": "writeFile", "resource": "output", "targetPath": "sub/out.bin"},
+    ]
+    result = opendml("dispatch", _write(tmp_path, model), "--output-path", tmp_path / "results")
+    assert result.returncode == 0, result.stderr
+    written = np.load(tmp_path / "results" / "out.npy", allow_pickle=False)
+    assert written.dtype == np.float32 and written.shape == (1, 1, 3, 1)
+    assert written.ravel().tolist() == [6, 15, 24]
+    assert np.fromfile(tmp_path / "results" / "sub" / "out.bin", np.float32).tolist() == [6, 15, 24]
+    assert not [path for path in (tmp_path / "results").rglob(".*")]   # no temporary files left behind
+
+
+def test_pickled_npy_is_refused(tmp_path: Path) -> None:
+    np.save(tmp_path / "evil.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    assert pickle.dumps(1)  # the file above holds a pickle; loading it must not unpickle
+    model = _reduce_model()
+    model["resources"]["input"] = {"initialValues": {"sourcePath": "evil.npy"}}
+    result = opendml("dispatch", _write(tmp_path, model))
+    assert result.returncode == 2
+    assert re.fullmatch(r"error: resources\.input\.initialValues\.sourcePath: cannot load evil\.npy: .*pickle.*\n",
+                        result.stderr)
+
+
+def _mutated(change: Any) -> dict[str, Any]:
+    model = copy.deepcopy(_reduce_model())
+    change(model)
+    return model
+
+
+def _desc(model: dict[str, Any]) -> dict[str, Any]:
+    desc: dict[str, Any] = model["dispatchables"]["sum"]["desc"]
+    return desc
+
+
+BROKEN_MODELS: list[tuple[str, Any, str]] = [
+    ("unknown operator", lambda m: m["dispatchables"]["sum"].__setitem__("type", "DML_OPERATOR_CONVOLUTION"),
+     r"dispatchables\.sum\.type: 'DML_OPERATOR_CONVOLUTION' is not an operator opendml implements \(.*"
+     r"DML_OPERATOR_REDUCE.*\)"),
+    ("unknown field", lambda m: _desc(m).__setitem__("Axis", 3),
+     r"dispatchables\.sum\.desc\.Axis: unknown field; expected one of Axes, AxisCount, Function, InputTensor, "
+     r"OutputTensor"),
+    ("missing field", lambda m: _desc(m).pop("Function"),
+     r"dispatchables\.sum\.desc\.Function: is missing; DML_OPERATOR_REDUCE requires it"),
+    ("AxisCount disagrees", lambda m: _desc(m).__setitem__("AxisCount", 2),
+     r"dispatchables\.sum\.desc\.AxisCount: is 2 but Axes has 1 entries"),
+    ("axis out of range", lambda m: _desc(m).__setitem__("Axes", [5]),
+     r"dispatchables\.sum\.desc\.Axes\[0\]: 5; it must be in \[0, 3\] for InputTensor of 4 dimensions"),
+    ("unknown resource", lambda m: m["commands"][0]["bindings"].__setitem__("InputTensor", "nothing"),
+     r"commands\[0\]\.bindings\.InputTensor: 'nothing' is not a resource of this model"),
+    ("resource too small", lambda m: m["resources"]["output"]["initialValues"].__setitem__("valueCount", 2),
+     r"commands\[0\]\.bindings\.OutputTensor: binding needs bytes \[0, 12\) but the buffer holds 8 bytes"),
+    ("wrong enum name", lambda m: _desc(m).__setitem__("Function", "DML_REDUCE_FUNCTION_MEAN"),
+     r"dispatchables\.sum\.desc\.Function: ReduceFunction: 'DML_REDUCE_FUNCTION_MEAN' is not one of ARGMAX"),
+    ("wrong data type name", lambda m: _desc(m)["InputTensor"].__setitem__("DataType", "FLOAT8"),
+     r"dispatchables\.sum\.desc\.InputTensor\.DataType: DataType: 'FLOAT8' is not one of UNKNOWN, FLOAT32"),
+    ("unknown dispatchable", lambda m: m["commands"][0].__setitem__("dispatchable", "mean"),
+     r"commands\[0\]\.dispatchable: 'mean' is not a dispatchable of this model"),
+    ("unknown command", lambda m: m["commands"].append({"type": "launch"}),
+     r"commands\[3\]\.type: 'launch' is not a command; use dispatch, print or writeFile"),
+    ("value out of range", lambda m: m["resources"].__setitem__(
+        "x", {"initialValuesDataType": "UINT8", "initialValues": [256]}),
+     r"resources\.x\.initialValues: 256 does not fit uint8 \(0 to 255\)"),
+    ("size smaller than data", lambda m: m["resources"]["input"].__setitem__("sizeInBytes", 8),
+     r"resources\.input\.sizeInBytes: 8 is smaller than the initial data \(36 bytes including the offset\)"),
+    ("sizeInBytes over the memory limit", lambda m: m["resources"]["output"].__setitem__("sizeInBytes", 10 << 30),
+     r"resources\.output\.sizeInBytes: 10737418240 bytes would exceed the memory limit"),
+    ("path outside the model's folder", lambda m: m["resources"].__setitem__(
+        "input", {"initialValues": {"sourcePath": "../../etc/passwd.npy"}}),
+     r"resources\.input\.initialValues\.sourcePath: \.\./\.\./etc/passwd\.npy is outside the model's folder; pass "
+     r"--allow-outside-paths to allow it"),
+    ("missing top-level key", lambda m: m.pop("commands"), r"commands: is missing"),
+    ("feature level too low", lambda m: [_desc(m)[t].__setitem__("DataType", "INT64")
+                                         for t in ("InputTensor", "OutputTensor")],
+     r"dispatchables\.sum\.desc\.InputTensor\.DataType: INT64 needs feature level 5_0; the device is at 4_1"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), [case[1:] for case in BROKEN_MODELS],
+                         ids=[case[0] for case in BROKEN_MODELS])
+def test_broken_models(tmp_path: Path, change: Any, message: str) -> None:
+    result = opendml("dispatch", "--feature-level", "4_1", _write(tmp_path, _mutated(change)))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert re.fullmatch(f"error: {message}.*\n", result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_json_and_missing_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"resources": ')
+    result = opendml("dispatch", broken)
+    assert (result.returncode, result.stderr) == (2, f"error: {broken} is not valid JSON: Expecting value at line 1 "
+                                                      f"column 15\n")
+    result = opendml("dispatch", tmp_path / "absent.json")
+    assert result.returncode == 2
+    assert result.stderr == f"error: cannot read {tmp_path / 'absent.json'}: No such file or directory\n"
+
+
+def test_bad_options() -> None:
+    result = opendml("dispatch", "--feature-level", "9_9", EXAMPLES / "dml_reduce.json")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: argument --feature-level: FeatureLevel: '9_9' is not a DML feature level")
+    result = opendml("dispatch", "--dispatch-iterations", "many", EXAMPLES / "dml_reduce.json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_timing_output() -> None:
+    result = opendml("dispatch", "-i", "5", "-w", "2", "--print-commands", EXAMPLES / "dml_reduce.json")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "commands[0]: dispatch sum"
+    assert re.fullmatch(r"Dispatch 'sum': 5 iterations, min \d+\.\d{4} ms, median \d+\.\d{4} ms, max \d+\.\d{4} ms",
+                        lines[1])
+    assert lines[2:] == ["commands[1]: print input", "Resource 'input': 1, 2, 3, 4, 5, 6, 7, 8, 9",
+                         "commands[2]: print output", "Resource 'output': 6, 15, 24"]
+
+
+def test_validate(tmp_path: Path) -> None:
+    result = opendml("validate", EXAMPLES / "dml_reduce.json")
+    assert result.returncode == 0
+    assert result.stdout.endswith("1 dispatchables, 3 commands: valid at feature level 6_4\n")
+    model = _reduce_model()
+    model["dispatchables"]["bad"] = copy.deepcopy(model["dispatchables"]["sum"])
+    model["dispatchables"]["bad"]["desc"]["Axes"] = [7]
+    model["dispatchables"]["sum"]["desc"]["OutputTensor"]["Sizes"] = [1, 1, 3, 3]
+    result = opendml("validate", _write(tmp_path, model))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "error: dispatchables.sum.desc.OutputTensor.Sizes: [1, 1, 3, 3]; with Axes [3] it must be [1, 1, 3, 1]",
+        "error: dispatchables.bad.desc.Axes[0]: 7; it must be in [0, 3] for InputTensor of 4 dimensions",
+    ]
+
+
+def test_ops_listing() -> None:
+    result = opendml("ops")
+    assert result.returncode == 0
+    assert re.search(r"^DML_OPERATOR_REDUCE +ReduceOperatorDesc$", result.stdout, re.MULTILINE)
+    result = opendml("ops", "REDUCE", "--feature-level", "2_1")
+    assert result.returncode == 0
+    assert "  Axes: UINT array (with AxisCount)" in result.stdout
+    assert "  SUM:\n    InputTensor: DimensionCount exactly 4; FLOAT32, FLOAT16, INT32, UINT32\n" in result.stdout
+
+
+def test_version_and_help() -> None:
+    result = opendml("--version")
+    assert result.returncode == 0 and re.fullmatch(r"opendml \d+\.\d+\.\d+\n", result.stdout)
+    for command in ("dispatch", "validate", "ops"):
+        result = opendml(command, "--help")
+        assert result.returncode == 0 and result.stdout.startswith(f"usage: opendml {command}")
