@@ -1,0 +1,154 @@
+"""Byte-level copy and fill primitives for the CPU kernels of SPLIT and ONE_HOT, in numba.
+
+Both operators only move bytes, so their speed is the memory bandwidth. A plain store to memory first reads the
+cache line it writes (read-for-ownership): an output written with plain stores costs twice its size in traffic,
+while a large memcpy (the benchmarks' floor) uses non-temporal stores that skip that read. For outputs larger than
+the caches, ``stream_copy`` and ``stream_fill`` write whole 64-byte lines with non-temporal stores (x86-64 only;
+elsewhere they are plain copies and fills). Small outputs use plain stores, which keep the result in cache.
+
+Everything here works on raw addresses (``array.ctypes.data``); the callers guarantee the ranges are inside
+their arrays, which the operator's validation and the binding checks make sure of.
+"""
+
+from __future__ import annotations
+
+import importlib
+import platform
+from typing import Any
+
+import numba
+import numba.core.cgutils
+import numba.extending
+
+# Numba, its intrinsics and llvmlite are typed Any here on purpose: numba's own typing checks the kernels, and mypy
+# reads this module the same whether or not the installed numba ships type information.
+ir: Any = importlib.import_module("llvmlite.ir")
+types: Any = numba.types
+cgutils: Any = numba.core.cgutils
+intrinsic: Any = numba.extending.intrinsic
+njit_cached: Any = numba.njit(cache=True)
+
+#: Whether non-temporal 64-byte stores (and the sfence that orders them) are available.
+HAVE_STREAMING_STORES = platform.machine().lower() in ("x86_64", "amd64")
+
+#: Outputs of at least this many bytes are written with non-temporal stores: about where a plain store's
+#: read-for-ownership starts to cost more than keeping the output in cache saves.
+STREAMING_THRESHOLD_BYTES = 4 << 20
+
+_LINE = 64
+
+
+def _memcpy_typer(typingctx: Any, dst: Any, src: Any, nbytes: Any) -> Any:
+    """llvm.memcpy(dst, src, nbytes) between raw addresses (non-overlapping ranges)."""
+    sig = types.void(types.intp, types.intp, types.intp)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        byte_ptr = ir.IntType(8).as_pointer()
+        target = builder.inttoptr(args[0], byte_ptr)
+        source = builder.inttoptr(args[1], byte_ptr)
+        cgutils.raw_memcpy(builder, target, source, args[2], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+_memcpy: Any = intrinsic(_memcpy_typer)
+
+
+def _stream_line_typer(typingctx: Any, dst: Any, src: Any) -> Any:
+    """Copies 64 bytes from src (any alignment) to dst (64-byte aligned) with a non-temporal store."""
+    sig = types.void(types.intp, types.intp)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        line = ir.VectorType(ir.IntType(64), 8)
+        source = builder.inttoptr(args[1], line.as_pointer())
+        target = builder.inttoptr(args[0], line.as_pointer())
+        value = builder.load(source, align=1)
+        store = builder.store(value, target, align=_LINE)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.IntType(32)(1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+stream_line: Any = intrinsic(_stream_line_typer)
+
+
+def _sfence_typer(typingctx: Any) -> Any:
+    """Orders the non-temporal stores before every later store (x86 sfence)."""
+    sig = types.void()
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        if HAVE_STREAMING_STORES:
+            fence = builder.module.declare_intrinsic("llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), []))
+            builder.call(fence, [])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+_sfence: Any = intrinsic(_sfence_typer)
+
+
+def _copy_bytes(dst: int, src: int, nbytes: int) -> None:
+    """memcpy with plain stores."""
+    if nbytes > 0:
+        _memcpy(dst, src, nbytes)
+
+
+def _stream_copy(dst: int, src: int, nbytes: int) -> None:
+    """memcpy whose whole 64-byte destination lines are written with non-temporal stores; call ``fence`` after
+    the last one."""
+    if nbytes <= 0:
+        return
+    head = (_LINE - (dst & (_LINE - 1))) & (_LINE - 1)
+    if head >= nbytes or not HAVE_STREAMING_STORES:
+        _memcpy(dst, src, nbytes)
+        return
+    if head:
+        _memcpy(dst, src, head)
+    lines = (nbytes - head) // _LINE
+    position = head
+    for _ in range(lines):
+        stream_line(dst + position, src + position)
+        position += _LINE
+    if position < nbytes:
+        _memcpy(dst + position, src + position, nbytes - position)
+
+
+def _stream_fill(dst: int, nbytes: int, pattern: int) -> None:
+    """Fills [dst, dst + nbytes) with a pattern that repeats every 64 bytes, in phase with the addresses:
+    byte ``a`` gets ``pattern[a % 64]`` (``pattern`` is the address of 128 bytes, the 64-byte pattern twice, so
+    that an unaligned start can copy from the middle). Whole lines use non-temporal stores; call ``fence``."""
+    if nbytes <= 0:
+        return
+    phase = dst & (_LINE - 1)
+    head = (_LINE - phase) & (_LINE - 1)
+    if head >= nbytes or not HAVE_STREAMING_STORES:
+        position = 0
+        while position < nbytes:
+            offset = (dst + position) & (_LINE - 1)
+            count = min(_LINE - offset, nbytes - position)
+            _memcpy(dst + position, pattern + offset, count)
+            position += count
+        return
+    if head:
+        _memcpy(dst, pattern + phase, head)
+    lines = (nbytes - head) // _LINE
+    position = head
+    for _ in range(lines):
+        stream_line(dst + position, pattern)
+        position += _LINE
+    if position < nbytes:
+        _memcpy(dst + position, pattern, nbytes - position)
+
+
+def _fence() -> None:
+    """Makes the non-temporal stores before it visible before any later store."""
+    _sfence()
+
+
+copy_bytes: Any = njit_cached(_copy_bytes)
+stream_copy: Any = njit_cached(_stream_copy)
+stream_fill: Any = njit_cached(_stream_fill)
+fence: Any = njit_cached(_fence)
