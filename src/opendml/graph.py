@@ -1,0 +1,825 @@
+"""The DirectMLX way: build a graph of expressions whose output tensors are inferred, compile it once, dispatch it
+many times.
+
+DirectMLX users write `dml::Reduce(x, DML_REDUCE_FUNCTION_SUM, {0})`, never a struct. Here too: each operator
+function infers its output tensors (DIGEST 5.1), builds the descriptor and checks it at once through the device's
+`create_operator`, so a mistake raises at the line that made it, with the messages `create_operator` gives.
+`Graph.compile` checks the graph as DML_GRAPH_DESC would, orders it, compiles every node and plans every buffer once.
+
+    >>> import numpy as np, opendml as dml
+    >>> g = dml.Graph(dml.Device())
+    >>> x = g.input([3, 3], "FLOAT32", name="x")
+    >>> column_sums = dml.reduce(x, "SUM", axes=[0])          # sizes (1, 3), FLOAT32
+    >>> compiled = g.compile([column_sums])
+    >>> compiled({"x": np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)})
+    [array([[6., 6., 9.]], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import index as operator_index
+from typing import Any, SupportsIndex, cast
+
+import numpy as np
+
+from .device import Binding, CompiledOperator, Device, Operator
+from .errors import BindingError, UnsupportedError, ValidationError
+from .ops.activations import (
+    ActivationCeluOperatorDesc,
+    ActivationEluOperatorDesc,
+    ActivationGeluOperatorDesc,
+    ActivationHardSigmoidOperatorDesc,
+    ActivationIdentityOperatorDesc,
+    ActivationLeakyReluOperatorDesc,
+    ActivationLinearOperatorDesc,
+    ActivationOperatorDesc,
+    ActivationParametricSoftplusOperatorDesc,
+    ActivationReluOperatorDesc,
+    ActivationScaledEluOperatorDesc,
+    ActivationScaledTanhOperatorDesc,
+    ActivationShrinkOperatorDesc,
+    ActivationSigmoidOperatorDesc,
+    ActivationSoftplusOperatorDesc,
+    ActivationSoftsignOperatorDesc,
+    ActivationTanhOperatorDesc,
+    ActivationThresholdedReluOperatorDesc,
+)
+from .ops.base import OperatorDesc, check_tensor, strides_overlap, uint_list
+from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from .ops.one_hot import OneHotOperatorDesc
+from .ops.reduce import ReduceOperatorDesc
+from .ops.split import SplitOperatorDesc
+from .tensor import TensorDesc
+from .types import DataType, ExecutionFlags, ReduceFunction, TensorFlags
+
+__all__ = [
+    "CompiledGraph", "Expression", "FusedActivation", "Graph", "PlannedBuffer", "gather_nd",
+    "mean_variance_normalization", "one_hot", "reduce", "split",
+]
+
+NDArray = np.ndarray[Any, Any]
+
+#: Byte alignment of every planned buffer: a cache line, which also meets DML's 16-byte binding rule.
+BUFFER_ALIGNMENT = 64
+#: From this size on, a C-contiguous input array of a packed input is bound where it lies instead of being copied
+#: into the arena: a fresh Binding (checked once, about 25 us here) costs less than copying that many bytes.
+ZERO_COPY_MIN_BYTES = 256 * 1024
+
+
+# -- the graph's nodes and expressions ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class _Node:
+    """One node: a graph input, a constant, or an operator whose inputs are expressions built before it.
+
+    Frozen, and built only from expressions that already exist: that is what keeps a graph acyclic.
+    """
+
+    graph: Graph
+    index: int                                  # creation order
+    kind: str                                   # "input", "constant" or "operator"
+    name: str
+    inputs: tuple[Expression | None, ...] = ()  # operator: one per input slot, None for an absent optional one
+    operator: Operator | None = None            # operator: the validated IDMLOperator
+    data: NDArray | None = None                 # constant: its bytes, laid out as its TensorDesc says
+    outputs: list[Expression] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Expression:
+    """A tensor in a graph: a graph input, a constant, or an output of an operator (dml::Expression).
+
+    `desc` is its TensorDesc (DirectMLX's GetOutputDesc()): operator outputs are packed, with
+    DMLCalcBufferTensorSize bytes. Expressions are compared and hashed by identity.
+    """
+
+    node: _Node
+    output_index: int
+    desc: TensorDesc
+
+    @property
+    def graph(self) -> Graph:
+        return self.node.graph
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self.desc.sizes
+
+    @property
+    def dtype(self) -> DataType:
+        return self.desc.data_type
+
+    @property
+    def name(self) -> str:
+        """The input's or constant's name; for an operator output, the node and the DML output field."""
+        node = self.node
+        if node.kind != "operator":
+            return node.name
+        assert node.operator is not None
+        field_name = node.operator.desc.output_slots()[self.output_index][0]
+        return f"{node.name} {field_name}"
+
+    @property
+    def operator_desc(self) -> OperatorDesc | None:
+        """The descriptor of the operator that computes this expression (None for inputs and constants)."""
+        return None if self.node.operator is None else self.node.operator.desc
+
+    def __repr__(self) -> str:
+        return f"Expression({self.name!r}, {self.dtype.name}, sizes={list(self.sizes)})"
+
+
+class Graph:
+    """dml::Graph: the expressions built on one device. Inputs are keyed at dispatch by name or by expression.
+
+    >>> g = Graph(Device())
+    >>> x = g.input([2, 3], "FLOAT32", name="x")
+    >>> reduce(x, "ARGMAX", axes=[1]).dtype              # ARGMAX/ARGMIN default to UINT32, as in DirectMLX
+    <DataType.UINT32: 3>
+    """
+
+    def __init__(self, device: Device) -> None:
+        if not isinstance(device, Device):
+            raise ValidationError(f"Graph: device is a {type(device).__name__}; it must be a dml.Device")
+        self.device = device
+        self._nodes: list[_Node] = []
+        self._inputs: list[Expression] = []
+        self._names: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Graph({self.device!r}, inputs={[expression.name for expression in self._inputs]}, " \
+               f"nodes={len(self._nodes)})"
+
+    @property
+    def inputs(self) -> tuple[Expression, ...]:
+        """The declared inputs, in the order of their graph input indices."""
+        return tuple(self._inputs)
+
+    def input(self, sizes: Sequence[int], dtype: object, *, name: str | None = None,
+              strides: Sequence[int] | None = None) -> Expression:
+        """dml::InputTensor: a graph input of these sizes, data type (DataType, name or NumPy dtype) and element
+        strides (None: packed). Unnamed inputs are called input0, input1, ... by their graph input index."""
+        label = "Graph.input"
+        name = self._claim_name(label, name, f"input{len(self._inputs)}")
+        desc = TensorDesc(DataType.parse(dtype), tuple(sizes), None if strides is None else tuple(strides))
+        self._check_tensor(label, name, desc)
+        expression = self._add_node("input", name, lambda node: [Expression(node, 0, desc)])[0]
+        self._inputs.append(expression)
+        return expression
+
+    def constant(self, array: NDArray, *, name: str | None = None) -> Expression:
+        """A constant tensor: an OWNED_BY_DML input whose data is uploaded to each operator that reads it when the
+        graph is compiled. The array's dtype gives the data type and its shape the sizes; its values are copied
+        now, so changing the array later changes nothing."""
+        label = "Graph.constant"
+        if not isinstance(array, np.ndarray):
+            raise ValidationError(f"{label}: array is a {type(array).__name__}; it must be a NumPy array (its dtype "
+                                  f"gives the DataType)")
+        try:
+            data_type = DataType.parse(array.dtype)
+        except ValidationError:
+            raise ValidationError(f"{label}: array has dtype {array.dtype}, which has no DML data type; use one of "
+                                  f"float64, float32, float16, int64, int32, int16, int8, uint64, uint32, uint16, "
+                                  f"uint8") from None
+        if array.ndim == 0:
+            raise ValidationError(f"{label}: array is 0-dimensional; a DML tensor has 1 to 8 dimensions (reshape it "
+                                  f"to [1])")
+        name = self._claim_name(label, name, f"constant{len(self._nodes)}")
+        desc = TensorDesc(data_type, array.shape, flags=TensorFlags.OWNED_BY_DML)
+        self._check_tensor(label, name, desc)
+        data = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+        payload = np.ascontiguousarray(array, dtype=data_type.numpy_dtype).view(np.uint8).reshape(-1)
+        data[: payload.size] = payload
+        data.flags.writeable = False
+        return self._add_node("constant", name, lambda node: [Expression(node, 0, desc)], data=data)[0]
+
+    def compile(self, outputs: Expression | Sequence[Expression],
+                flags: ExecutionFlags | str = ExecutionFlags.NONE) -> CompiledGraph:
+        """IDMLDevice1::CompileGraph: checks the graph (a DAG; outputs computed by operators of this graph; every
+        declared input used, else a warning naming it), orders the nodes, compiles each one with `flags`, and plans
+        every buffer once."""
+        return CompiledGraph(self, outputs, ExecutionFlags.parse(flags))
+
+    # -- building ------------------------------------------------------------------------------------------------
+
+    def _claim_name(self, label: str, name: str | None, default: str) -> str:
+        if name is None:
+            name = default
+            while name in self._names:
+                name += "_"
+        elif not isinstance(name, str) or not name:
+            raise ValidationError(f"{label}: name is {name!r}; it must be a non-empty string")
+        elif name in self._names:
+            raise ValidationError(f"{label}: name {name!r} is already used in this graph; names must be unique")
+        self._names.add(name)
+        return name
+
+    def _check_tensor(self, label: str, name: str, desc: TensorDesc) -> None:
+        check_tensor(label, name, desc, is_output=False)
+        if not self.device.backend.supports_data_type(desc.data_type):
+            raise UnsupportedError(f"{label}: {name}.DataType {desc.data_type.name} is not supported by the "
+                                   f"{self.device.backend.name} backend")
+
+    def _add_node(self, kind: str, name: str, make_outputs: Callable[[_Node], list[Expression]],
+                  inputs: tuple[Expression | None, ...] = (), operator: Operator | None = None,
+                  data: NDArray | None = None) -> list[Expression]:
+        node = _Node(self, len(self._nodes), kind, name, inputs, operator, data)
+        node.outputs.extend(make_outputs(node))
+        self._nodes.append(node)
+        return list(node.outputs)
+
+    def _add_operator(self, desc: OperatorDesc, inputs: Sequence[Expression | None]) -> list[Expression]:
+        """Checks the descriptor now (same rules and messages as create_operator) and adds its node."""
+        operator = self.device.create_operator(desc)
+        name = f"{desc.OPERATOR_TYPE.dml_name} #{len(self._nodes)}"
+        return self._add_node("operator", name,
+                              lambda node: [Expression(node, index, tensor)
+                                            for index, (_, tensor) in enumerate(desc.output_slots())],
+                              tuple(inputs), operator)
+
+
+# -- operator functions (DirectMLX's signatures, DIGEST 5.1) ----------------------------------------------------
+
+def _graph_of(function: str, optional: tuple[str, ...] = (), **arguments: Expression | None) -> Graph:
+    """The one graph that every given expression belongs to (a None among `optional` is an absent tensor)."""
+    graph: Graph | None = None
+    first = ""
+    for name, value in arguments.items():
+        if value is None and name in optional:
+            continue
+        if not isinstance(value, Expression):
+            raise ValidationError(f"{function}: {name} is a {type(value).__name__}; it must be a dml.Expression")
+        if graph is None:
+            graph, first = value.graph, name
+        elif value.graph is not graph:
+            raise ValidationError(f"{function}: {name} belongs to another graph than {first}; the expressions of "
+                                  f"one operator must come from the same dml.Graph")
+    assert graph is not None
+    return graph
+
+
+def _uint(label: str, name: str, value: object) -> int:
+    """A UINT argument as an int, or a ValidationError naming the argument."""
+    number = _as_index(value, 2**32)
+    if number is None:
+        raise ValidationError(f"{label}: {name} is {value!r}; it must be an integer in [0, 2^32)")
+    return number
+
+
+def _as_index(value: object, limit: int) -> int | None:
+    """`value` as an int if it is an integer in [0, limit), else None. Only such values are used to infer sizes;
+    the descriptor refuses the rest, with its own message."""
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        return None
+    number = operator_index(value)
+    return number if 0 <= number < limit else None
+
+
+def _packed(data_type: DataType, sizes: Iterable[int]) -> TensorDesc:
+    """An operator output as DirectMLX's default tensor policy makes it: packed, DMLCalcBufferTensorSize bytes."""
+    return TensorDesc(data_type, tuple(sizes))
+
+
+def _reduced_sizes(sizes: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """DIGEST 5.1 Reduce: the input's sizes with every reduced axis set to 1."""
+    return tuple(1 if dim in axes else size for dim, size in enumerate(sizes))
+
+
+def _split_sizes(sizes: tuple[int, ...], axis: object, part: int) -> tuple[int, ...]:
+    """DIGEST 5.1 Split: the input's sizes with [axis] replaced (left as is for an axis SPLIT refuses)."""
+    dim_of_axis = _as_index(axis, len(sizes))
+    if dim_of_axis is None:
+        return sizes
+    return tuple(part if dim == dim_of_axis else size for dim, size in enumerate(sizes))
+
+
+def _one_hot_sizes(indices_sizes: tuple[int, ...], output_length: int, axis: object) -> tuple[int, ...]:
+    """DIGEST 5.1 OneHot: the indices' sizes with [axis] = outputLength."""
+    return _split_sizes(indices_sizes, axis, output_length)
+
+
+def _gather_nd_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], input_dimension_count: object,
+                     indices_dimension_count: object, batch_dimension_count: object) -> tuple[int, ...]:
+    """DIGEST 2.5 / 5.1 GatherND, as DirectMLX computes it: with R the rank, I, J, B the three counts and K the
+    indices' last size, pad = R - (J + (I - B - K) - 1) and
+    Output.Sizes = [1] * pad + Indices.Sizes[R-J : R-1] + Input.Sizes[R-(I-B-K) : R].
+
+    Counts that GATHER_ND1 refuses leave the input's sizes, so that its own check names the problem.
+    """
+    rank = len(input_sizes)
+    if len(indices_sizes) != rank:
+        return input_sizes
+    counts = [_as_index(count, rank + 1) for count in
+              (input_dimension_count, indices_dimension_count, batch_dimension_count)]
+    if None in counts:
+        return input_sizes
+    input_count, indices_count, batch = (int(count or 0) for count in counts)
+    tuple_size = indices_sizes[-1]
+    kept = input_count - batch - tuple_size          # trailing input dims each gathered block keeps
+    pad = rank - (indices_count + kept - 1)
+    if input_count < 1 or indices_count < 1 or batch >= min(input_count, indices_count) or kept < 0 or pad < 0:
+        return input_sizes
+    return (1,) * pad + indices_sizes[rank - indices_count: rank - 1] + input_sizes[rank - kept: rank]
+
+
+def reduce(x: Expression, function: ReduceFunction | str, axes: Sequence[int] | None = None, *,
+           output_dtype: object = None) -> Expression:
+    """dml::Reduce -> DML_OPERATOR_REDUCE. No axes (None or []) = every axis. Output sizes: the input's with 1 on
+    every reduced axis; data type: the input's, except ARGMAX/ARGMIN which default to UINT32.
+
+    >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
+    >>> reduce(x, "SUM", axes=[1]).sizes, reduce(x, "MAX").sizes
+    ((2, 1, 4), (1, 1, 1))
+    """
+    graph = _graph_of("dml.reduce", x=x)
+    operator = "DML_OPERATOR_REDUCE"
+    function = ReduceFunction.parse(function)
+    everything = tuple(range(x.desc.dimension_count))
+    axis_tuple = everything if axes is None else uint_list(operator, "Axes", axes) or everything
+    if output_dtype is not None:
+        data_type = DataType.parse(output_dtype)
+    elif function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
+        data_type = DataType.UINT32
+    else:
+        data_type = x.dtype
+    output = _packed(data_type, _reduced_sizes(x.sizes, axis_tuple))
+    desc = ReduceOperatorDesc(function, x.desc, output, axis_tuple)
+    return graph._add_operator(desc, [x])[0]
+
+
+def split(x: Expression, axis: int, sizes: Sequence[int]) -> list[Expression]:
+    """dml::Split -> DML_OPERATOR_SPLIT: one output per entry of `sizes`, each the input's sizes with [axis]
+    replaced by that entry (they must add up to the input's size along axis).
+
+    >>> g = Graph(Device()); x = g.input([4, 6], "FLOAT32")
+    >>> [part.sizes for part in split(x, 1, [2, 4])]
+    [(4, 2), (4, 4)]
+    """
+    graph = _graph_of("dml.split", x=x)
+    parts = uint_list("DML_OPERATOR_SPLIT", "sizes", sizes)
+    outputs = [_packed(x.dtype, _split_sizes(x.sizes, axis, part)) for part in parts]
+    desc = SplitOperatorDesc(x.desc, tuple(outputs), axis)
+    return graph._add_operator(desc, [x])
+
+
+def one_hot(indices: Expression, values: Expression, output_length: int, axis: int) -> Expression:
+    """dml::OneHot -> DML_OPERATOR_ONE_HOT. Output sizes: the indices' with [axis] = output_length; data type: the
+    values'. `values` holds OffValue at element 0 and OnValue next to it.
+
+    >>> g = Graph(Device()); i = g.input([3, 1], "UINT32"); off_on = g.constant(np.array([[0, 1]], np.float32))
+    >>> one_hot(i, off_on, 4, axis=1).sizes
+    (3, 4)
+    """
+    graph = _graph_of("dml.one_hot", indices=indices, values=values)
+    length = _uint("DML_OPERATOR_ONE_HOT", "output_length (OutputTensor.Sizes[Axis])", output_length)
+    output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, axis))
+    desc = OneHotOperatorDesc(indices.desc, values.desc, output, axis)
+    return graph._add_operator(desc, [indices, values])[0]
+
+
+def mean_variance_normalization(x: Expression, scale: Expression | None = None, bias: Expression | None = None, *,
+                                axes: Sequence[int], normalize_variance: bool = True, epsilon: float = 1e-5,
+                                fused_activation: FusedActivation | ActivationOperatorDesc | None = None
+                                ) -> Expression:
+    """dml::MeanVarianceNormalization -> DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1. Output: the input's sizes and
+    data type. Scale and Bias are optional expressions of the input's rank (each size the input's or 1).
+
+    >>> g = Graph(Device()); x = g.input([2, 8], "FLOAT32")
+    >>> mean_variance_normalization(x, axes=[1], fused_activation=FusedActivation.relu()).sizes
+    (2, 8)
+    """
+    graph = _graph_of("dml.mean_variance_normalization", ("scale", "bias"), x=x, scale=scale, bias=bias)
+    activation = fused_activation.desc if isinstance(fused_activation, FusedActivation) else fused_activation
+    desc = MeanVarianceNormalization1OperatorDesc(
+        x.desc, None if scale is None else scale.desc, None if bias is None else bias.desc,
+        _packed(x.dtype, x.sizes), cast("tuple[int, ...]", axes), normalize_variance, epsilon, activation)
+    return graph._add_operator(desc, [x, scale, bias])[0]
+
+
+def gather_nd(x: Expression, indices: Expression, input_dimension_count: int, indices_dimension_count: int,
+              batch_dimension_count: int = 0) -> Expression:
+    """dml::GatherND -> DML_OPERATOR_GATHER_ND1. Output data type: the input's; sizes: the indices' meaningful
+    sizes but the last (the tuple size K), then the input's meaningful sizes after its first B + K, right-aligned
+    with leading 1s.
+
+    >>> g = Graph(Device()); x = g.input([3, 4, 5, 6, 7], "FLOAT32"); i = g.input([1, 1, 1, 2, 3], "UINT32")
+    >>> gather_nd(x, i, 5, 3).sizes                    # {1,2} tuples of 3 coordinates, each picks a 6x7 block
+    (1, 1, 2, 6, 7)
+    """
+    graph = _graph_of("dml.gather_nd", x=x, indices=indices)
+    sizes = _gather_nd_sizes(x.sizes, indices.sizes, input_dimension_count, indices_dimension_count,
+                             batch_dimension_count)
+    desc = GatherNd1OperatorDesc(x.desc, indices.desc, _packed(x.dtype, sizes), input_dimension_count,
+                                 indices_dimension_count, batch_dimension_count)
+    return graph._add_operator(desc, [x, indices])[0]
+
+
+# -- fused activations ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FusedActivation:
+    """dml::FusedActivation: the activation an operator applies to its result, with DirectMLX's defaults.
+    `desc` is the activation's descriptor in its fused form (no tensors), or None for FusedActivation.none().
+
+    >>> FusedActivation.elu().desc
+    ActivationEluOperatorDesc(input_tensor=None, output_tensor=None, alpha=1.0)
+    """
+
+    desc: ActivationOperatorDesc | None = None
+
+    @staticmethod
+    def none() -> FusedActivation:
+        return FusedActivation()
+
+    @staticmethod
+    def elu(alpha: float = 1.0) -> FusedActivation:
+        return FusedActivation(ActivationEluOperatorDesc(alpha))
+
+    @staticmethod
+    def hard_sigmoid(alpha: float = 0.2, beta: float = 0.5) -> FusedActivation:
+        return FusedActivation(ActivationHardSigmoidOperatorDesc(alpha, beta))
+
+    @staticmethod
+    def identity() -> FusedActivation:
+        return FusedActivation(ActivationIdentityOperatorDesc())
+
+    @staticmethod
+    def leaky_relu(alpha: float = 0.01) -> FusedActivation:
+        return FusedActivation(ActivationLeakyReluOperatorDesc(alpha))
+
+    @staticmethod
+    def linear(alpha: float, beta: float) -> FusedActivation:
+        return FusedActivation(ActivationLinearOperatorDesc(alpha, beta))
+
+    @staticmethod
+    def parametric_softplus(alpha: float, beta: float) -> FusedActivation:
+        return FusedActivation(ActivationParametricSoftplusOperatorDesc(alpha, beta))
+
+    @staticmethod
+    def relu() -> FusedActivation:
+        return FusedActivation(ActivationReluOperatorDesc())
+
+    @staticmethod
+    def scaled_elu(alpha: float = 1.67326319217681884765625, gamma: float = 1.05070102214813232421875
+                   ) -> FusedActivation:
+        return FusedActivation(ActivationScaledEluOperatorDesc(alpha, gamma))
+
+    @staticmethod
+    def scaled_tanh(alpha: float = 1.0, beta: float = 0.5) -> FusedActivation:
+        return FusedActivation(ActivationScaledTanhOperatorDesc(alpha, beta))
+
+    @staticmethod
+    def sigmoid() -> FusedActivation:
+        return FusedActivation(ActivationSigmoidOperatorDesc())
+
+    @staticmethod
+    def softplus(steepness: float = 1.0) -> FusedActivation:
+        return FusedActivation(ActivationSoftplusOperatorDesc(steepness))
+
+    @staticmethod
+    def softsign() -> FusedActivation:
+        return FusedActivation(ActivationSoftsignOperatorDesc())
+
+    @staticmethod
+    def tanh() -> FusedActivation:
+        return FusedActivation(ActivationTanhOperatorDesc())
+
+    @staticmethod
+    def thresholded_relu(alpha: float = 1.0) -> FusedActivation:
+        return FusedActivation(ActivationThresholdedReluOperatorDesc(alpha))
+
+    @staticmethod
+    def shrink(bias: float = 0.0, threshold: float = 0.5) -> FusedActivation:
+        return FusedActivation(ActivationShrinkOperatorDesc(bias, threshold))
+
+    @staticmethod
+    def celu(alpha: float = 1.0) -> FusedActivation:
+        return FusedActivation(ActivationCeluOperatorDesc(alpha))
+
+    @staticmethod
+    def gelu() -> FusedActivation:
+        return FusedActivation(ActivationGeluOperatorDesc())
+
+
+# -- compiling and dispatching ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlannedBuffer:
+    """Where one tensor of a compiled graph lives in its arena, and for which steps it must stay intact.
+
+    `first_step` is the node that writes it (-1: a graph input, written before step 0); `last_step` the last node
+    that reads it (the step count for a graph output, read when the dispatch ends).
+    """
+
+    name: str
+    kind: str            # "input", "intermediate" or "output"
+    offset: int
+    size: int
+    first_step: int
+    last_step: int
+
+    def overlaps(self, other: PlannedBuffer) -> bool:
+        """Whether the two are alive at one step and share a byte."""
+        alive = self.first_step <= other.last_step and other.first_step <= self.last_step
+        return alive and self.offset < other.offset + other.size and other.offset < self.offset + self.size
+
+
+@dataclass
+class _Step:
+    node: _Node
+    compiled: CompiledOperator
+    inputs: list[Binding | None]
+    outputs: list[Binding]
+
+
+class CompiledGraph:
+    """A compiled graph (IDMLCompiledOperator from CompileGraph): call it with {name or input expression: array};
+    it returns one new array per output, in the order of `outputs`.
+
+    Every buffer lives in one arena allocated at compile time and reused by every dispatch; tensors whose
+    lifetimes do not overlap share memory (`buffer_plan`). One dispatch at a time: the arena is shared state.
+    """
+
+    def __init__(self, graph: Graph, outputs: Expression | Sequence[Expression], flags: ExecutionFlags) -> None:
+        label = "Graph.compile"
+        self.graph = graph
+        self.flags = flags
+        if isinstance(outputs, Expression):
+            outputs = [outputs]
+        if not isinstance(outputs, Sequence) or isinstance(outputs, str):
+            raise ValidationError(f"{label}: outputs is a {type(outputs).__name__}; it must be a list of "
+                                  f"dml.Expression")
+        if not outputs:
+            raise ValidationError(f"{label}: outputs is empty; a graph needs at least one output (OutputCount >= 1)")
+        for index, output in enumerate(outputs):
+            if not isinstance(output, Expression):
+                raise ValidationError(f"{label}: outputs[{index}] is a {type(output).__name__}; it must be a "
+                                      f"dml.Expression")
+            if output.graph is not graph:
+                raise ValidationError(f"{label}: outputs[{index}] ({output.name}) belongs to another graph; a graph "
+                                      f"compiles only its own expressions")
+            if output.node.kind != "operator":
+                raise ValidationError(f"{label}: outputs[{index}] is the graph {output.node.kind} {output.name!r}; "
+                                      f"a graph output must be computed by an operator (DML_GRAPH_DESC output edges "
+                                      f"leave operator nodes)")
+        self.outputs: tuple[Expression, ...] = tuple(outputs)
+        order = _topological_order(label, graph, self.outputs)
+        used_inputs = {id(expression) for node in order for expression in node.inputs
+                       if expression is not None and expression.node.kind == "input"}
+        self.inputs: tuple[Expression, ...] = tuple(expression for expression in graph.inputs
+                                                    if id(expression) in used_inputs)
+        #: Declared inputs no output depends on: a dispatch may leave them out (and what it gives is not read).
+        self.unused_inputs: tuple[Expression, ...] = tuple(expression for expression in graph.inputs
+                                                           if id(expression) not in used_inputs)
+        for expression in self.unused_inputs:
+            warnings.warn(f"{label}: input {expression.name!r} is not used by any output; dispatches may leave it "
+                          f"out", UserWarning, stacklevel=3)
+        self._plan_and_compile(order)
+
+    def __repr__(self) -> str:
+        return (f"CompiledGraph(inputs={[expression.name for expression in self.inputs]}, "
+                f"outputs={[expression.name for expression in self.outputs]}, steps={len(self._steps)}, "
+                f"arena={self.arena.size} bytes)")
+
+    # -- compile time -----------------------------------------------------------------------------------------
+
+    def _plan_and_compile(self, order: list[_Node]) -> None:
+        end = len(order)
+        # Each tensor's lifetime: from the step that writes it to the last step that reads it.
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        values: dict[int, Expression] = {}
+        for expression in self.inputs:
+            first[id(expression)], last[id(expression)] = -1, -1
+            values[id(expression)] = expression
+        for step, node in enumerate(order):
+            for expression in node.outputs:
+                first[id(expression)] = last[id(expression)] = step
+                values[id(expression)] = expression
+            for source in node.inputs:
+                if source is not None and source.node.kind != "constant":
+                    last[id(source)] = step     # steps run in order: the latest reader comes last
+        output_ids = {id(expression) for expression in self.outputs}
+        for key in output_ids:
+            last[key] = end
+        planned: dict[int, PlannedBuffer] = {}
+        for key in sorted(values, key=lambda key: (first[key], values[key].node.index, values[key].output_index)):
+            expression = values[key]
+            kind = ("input" if expression.node.kind == "input" else
+                    "output" if key in output_ids else "intermediate")
+            size = expression.desc.total_tensor_size_in_bytes
+            alignment = max(BUFFER_ALIGNMENT, expression.desc.guaranteed_base_offset_alignment)
+            offset = _first_fit([buffer for buffer in planned.values()
+                                 if buffer.first_step <= last[key] and first[key] <= buffer.last_step],
+                                size, alignment)
+            planned[key] = PlannedBuffer(expression.name, kind, offset, size, first[key], last[key])
+        self.buffer_plan: tuple[PlannedBuffer, ...] = tuple(planned.values())
+        arena_size = max(buffer.offset + buffer.size for buffer in self.buffer_plan)
+        # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
+        raw = np.zeros(arena_size + BUFFER_ALIGNMENT, np.uint8)
+        start = -raw.ctypes.data % BUFFER_ALIGNMENT
+        self.arena: NDArray = raw[start: start + arena_size]
+        self._planned = planned
+        self._bindings = {key: Binding(self.arena, buffer.offset, buffer.size) for key, buffer in planned.items()}
+
+        device = self.graph.device
+        self._steps: list[_Step] = []
+        for node in order:
+            assert node.operator is not None
+            compiled = device.compile_operator(node.operator, self.flags)
+            owned = [None if expression is None or expression.node.kind != "constant"
+                     else Binding(expression.node.data) for expression in node.inputs]
+            if any(binding is not None for binding in owned):
+                compiled.initialize(owned)       # uploads the constants (OWNED_BY_DML) once
+            inputs = [None if expression is None or expression.node.kind == "constant"
+                      else self._bindings[id(expression)] for expression in node.inputs]
+            outputs = [self._bindings[id(expression)] for expression in node.outputs]
+            self._steps.append(_Step(node, compiled, inputs, outputs))
+
+        # Dispatch-time tables: where each input is written and each output read.
+        declared = self.inputs + self.unused_inputs
+        self._by_name = {expression.name: expression for expression in declared}
+        self._declared_ids = {id(expression) for expression in declared}
+        self._declared = ", ".join(repr(expression.name) for expression in self.graph.inputs[:len(declared)]) or "none"
+        self._input_views = {id(expression): _tensor_view(self.arena, planned[id(expression)].offset,
+                                                          expression.desc, writable=True)
+                             for expression in self.inputs}
+        self._aliased_inputs = {id(expression) for expression in self.inputs
+                                if strides_overlap(expression.sizes, expression.desc.element_strides)}
+        self._output_views = [_tensor_view(self.arena, planned[id(expression)].offset, expression.desc,
+                                           writable=False) for expression in self.outputs]
+        self._run: list[tuple[Callable[[Sequence[Binding | None], Sequence[Binding]], None],
+                              list[Binding | None], list[Binding]]] = [
+            (step.compiled.execute, step.inputs, step.outputs) for step in self._steps]
+        # Large packed inputs may be bound in place: the input lists (and slots) that read each of them.
+        self._zero_copy_slots: dict[int, list[tuple[list[Binding | None], int]]] = {}
+        for expression in self.inputs:
+            desc = expression.desc
+            packed_bytes = desc.element_count * desc.data_type.element_size
+            if desc.is_packed and packed_bytes == desc.total_tensor_size_in_bytes >= ZERO_COPY_MIN_BYTES:
+                self._zero_copy_slots[id(expression)] = [
+                    (step.inputs, slot) for step in self._steps for slot, source in enumerate(step.node.inputs)
+                    if source is expression]
+
+    @property
+    def steps(self) -> tuple[CompiledOperator, ...]:
+        """The compiled operators, in the order a dispatch runs them."""
+        return tuple(step.compiled for step in self._steps)
+
+    def binding_of(self, expression: Expression) -> Binding:
+        """The Binding (arena range) planned for an input, intermediate or output of this compiled graph."""
+        binding = self._bindings.get(id(expression))
+        if binding is None:
+            raise ValidationError(f"CompiledGraph: {expression!r} has no buffer in this compiled graph (a constant, "
+                                  f"or not needed by its outputs)")
+        return binding
+
+    def plan_of(self, expression: Expression) -> PlannedBuffer:
+        """The PlannedBuffer of an input, intermediate or output of this compiled graph."""
+        self.binding_of(expression)
+        return self._planned[id(expression)]
+
+    # -- dispatch ---------------------------------------------------------------------------------------------
+
+    def __call__(self, inputs: Mapping[str | Expression, NDArray]) -> list[NDArray]:
+        """Binds every input (by name or by expression), runs every node on the planned buffers and returns a
+        new array per output. Every input is checked before anything runs."""
+        arrays = self._resolve(inputs)
+        in_place: list[tuple[list[tuple[list[Binding | None], int]], Binding]] = []
+        try:
+            for key, array in arrays.items():
+                view = self._input_views.get(key)
+                if view is None:
+                    continue  # an unused input: checked, never read
+                slots = self._zero_copy_slots.get(key)
+                if slots is not None and array.flags.c_contiguous and array.flags.aligned:
+                    in_place.append((slots, self._bindings[key]))
+                    binding = Binding(array)
+                    for input_bindings, slot in slots:
+                        input_bindings[slot] = binding
+                    continue
+                np.copyto(view, array)
+                if key in self._aliased_inputs and not np.array_equal(view, array, equal_nan=True):
+                    name = next(expression.name for expression in self.inputs if id(expression) == key)
+                    raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements "
+                                       f"onto one (a stride of 0 broadcasts one value)")
+            for execute, input_bindings, output_bindings in self._run:
+                execute(input_bindings, output_bindings)
+        finally:
+            # Back to the arena's bindings, so that no caller's array is held after the dispatch.
+            for slots, arena_binding in in_place:
+                for input_bindings, slot in slots:
+                    input_bindings[slot] = arena_binding
+        return [view.copy() for view in self._output_views]
+
+    dispatch = __call__
+
+    def _resolve(self, inputs: Mapping[str | Expression, NDArray]) -> dict[int, NDArray]:
+        label = "CompiledGraph"
+        if not isinstance(inputs, Mapping):
+            raise BindingError(f"{label}: inputs is a {type(inputs).__name__}; it must be a dict of {{input name or "
+                               f"Expression: array}}")
+        declared = self._declared
+        arrays: dict[int, NDArray] = {}
+        for key, array in inputs.items():
+            if isinstance(key, str):
+                expression = self._by_name.get(key)
+                if expression is None:
+                    raise BindingError(f"{label}: {key!r} is not an input of this graph; its inputs are {declared}")
+            elif isinstance(key, Expression):
+                expression = key
+                if expression.graph is not self.graph:
+                    raise BindingError(f"{label}: {expression.name!r} is an expression of another graph; its inputs "
+                                       f"are {declared}")
+                if expression.node.kind != "input":
+                    what = "a constant" if expression.node.kind == "constant" else "an operator's output"
+                    raise BindingError(f"{label}: {expression.name!r} is not an input of this graph (it is "
+                                       f"{what}); its inputs are {declared}")
+                if id(expression) not in self._declared_ids:
+                    raise BindingError(f"{label}: input {expression.name!r} was declared after the graph was "
+                                       f"compiled; this compiled graph's inputs are {declared}")
+            else:
+                raise BindingError(f"{label}: key {key!r} is a {type(key).__name__}; keys must be input names or "
+                                   f"input Expressions")
+            name = expression.name
+            if id(expression) in arrays:
+                raise BindingError(f"{label}: input {name!r} is given twice (by name and by expression)")
+            if not isinstance(array, np.ndarray):
+                raise BindingError(f"{label}: input {name!r} is a {type(array).__name__}; it must be a NumPy array")
+            dtype = expression.dtype.numpy_dtype
+            if array.dtype != dtype:
+                raise BindingError(f"{label}: input {name!r} has dtype {array.dtype}; it must be {dtype} (DataType "
+                                   f"{expression.dtype.name})")
+            if array.shape != expression.sizes:
+                raise BindingError(f"{label}: input {name!r} has shape {list(array.shape)}; it must be "
+                                   f"{list(expression.sizes)}")
+            arrays[id(expression)] = array
+        missing = [expression.name for expression in self.inputs if id(expression) not in arrays]
+        if missing:
+            raise BindingError(f"{label}: input {missing[0]!r} is missing" +
+                               (f" (and {', '.join(repr(name) for name in missing[1:])})" if missing[1:] else ""))
+        return arrays
+
+
+def _topological_order(label: str, graph: Graph, outputs: Sequence[Expression]) -> list[_Node]:
+    """The operator nodes the outputs depend on, each after every node it reads (depth-first post-order).
+
+    Raises on a cycle, as CompileGraph does for a DML_GRAPH_DESC that is not a DAG (expressions are built only from
+    earlier ones, so only a tampered graph has one), and on a node of another graph.
+    """
+    order: list[_Node] = []
+    state: dict[int, int] = {}      # node id -> 1 while on the current path, 2 once ordered
+    for output in outputs:
+        if state.get(id(output.node)) == 2:
+            continue
+        stack: list[tuple[_Node, int]] = [(output.node, 0)]
+        state[id(output.node)] = 1
+        while stack:
+            node, position = stack[-1]
+            if position == len(node.inputs):
+                stack.pop()
+                state[id(node)] = 2
+                if node.kind == "operator":
+                    order.append(node)
+                continue
+            stack[-1] = (node, position + 1)
+            expression = node.inputs[position]
+            if expression is None:
+                continue
+            source = expression.node
+            if source.graph is not graph:
+                raise ValidationError(f"{label}: {node.name} reads {expression.name!r} of another graph")
+            seen = state.get(id(source))
+            if seen == 1:
+                path = [item.name for item, _ in stack[[item for item, _ in stack].index(source):]]
+                raise ValidationError(f"{label}: the graph has a cycle ({' -> '.join([*path, source.name])}); "
+                                      f"DML_GRAPH_DESC must be a directed acyclic graph")
+            if seen is None:
+                state[id(source)] = 1
+                stack.append((source, 0))
+    return order
+
+
+def _first_fit(live: Sequence[PlannedBuffer], size: int, alignment: int) -> int:
+    """The lowest aligned offset where `size` bytes overlap none of the `live` buffers."""
+    offset = 0
+    for buffer in sorted(live, key=lambda buffer: buffer.offset):
+        if offset + size <= buffer.offset:
+            break
+        offset = max(offset, math.ceil((buffer.offset + buffer.size) / alignment) * alignment)
+    return offset
+
+
+def _tensor_view(arena: NDArray, offset: int, desc: TensorDesc, *, writable: bool) -> NDArray:
+    """The logical array of a tensor placed at `offset` in the arena, addressed through its element strides."""
+    dtype = desc.data_type.numpy_dtype
+    size = desc.total_tensor_size_in_bytes
+    flat = arena[offset: offset + size - size % dtype.itemsize].view(dtype)
+    view: NDArray = np.lib.stride_tricks.as_strided(
+        flat, shape=desc.sizes, strides=tuple(stride * dtype.itemsize for stride in desc.element_strides),
+        writeable=writable)
+    return view
