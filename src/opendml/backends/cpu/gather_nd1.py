@@ -1,0 +1,451 @@
+"""GATHER_ND1 on the CPU: one numba pass over the index tuples, copying each gathered sub-block.
+
+All descriptor work happens in `compile_kernel`: the tensors' dimensions are split into three groups,
+
+* outer: the batch and index-position dimensions (the indices' meaningful sizes but the tuple size), walked by
+  the indices, the output and (batch dimensions only) the input;
+* tuple: the K input dimensions the coordinates select, each with its size (for wrapping and clamping) and
+  input stride;
+* rest: the input's trailing dimensions, copied whole for every tuple (input and output strides);
+
+size-1 dimensions are dropped and neighbours that are contiguous in every tensor of their group are merged, so
+a packed row gather is one outer loop over rows and one contiguous run per row. Data travel as unsigned
+integers of their width: a gather only moves bits (NaN payloads included), and four widths need four
+specialisations instead of eleven.
+
+A dispatch walks the outer positions in chunks: first the chunk's source offsets (a sequential pass over its
+tuples), then the copies, prefetching rows a few positions ahead (random reads wait on memory latency). Outputs
+larger than the caches are written with non-temporal stores (memory_kernels), through a small staging buffer
+when the chunk's output is one contiguous range; outputs of 1 MiB or more are split over numba's threads, since
+a second thread keeps more random reads in flight.
+
+Out-of-range coordinates are clamped (DECISIONS 21); `GatherKernel.debug_kernel` is the variant a
+`Device(debug=True)` runs, which checks every tuple first and raises, writing nothing, on the first one out of
+range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import types
+from numba.extending import intrinsic
+
+from ...errors import BindingError
+from ...ops.base import OperatorDesc
+from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
+from ...types import DataType, ExecutionFlags
+from .. import FlatArray
+from .memory_kernels import STREAMING_THRESHOLD_BYTES, copy_bytes, fence, stream_copy
+
+Int64Array = npt.NDArray[np.int64]
+
+# A gather moves bits: every data type travels as the unsigned integer of its width.
+_BITS_DTYPE: dict[int, np.dtype[Any]] = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+
+_LINE = 64
+# Tuples per chunk: their source offsets are computed in one pass, then their sub-blocks copied. A stage of a
+# chunk's output stays within this many bytes (L1-sized), so gathering into it and streaming it out is cheap.
+_CHUNK = 1024
+_STAGE_BYTES = 32 << 10
+# How far ahead (in bytes of rows) the row copy prefetches, and at most how many lines of each row.
+_PREFETCH_BYTES = 4096
+_PREFETCH_LINES = 16
+# Outputs of at least this many bytes are gathered by every numba thread.
+_PARALLEL_BYTES = 1 << 20
+
+
+def _merge(sizes: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
+    """Drops size-1 dimensions and merges neighbours that are contiguous (outer stride = inner stride x inner
+    size) in every stride list, keeping the row-major order of what remains. Never returns zero dimensions."""
+    kept = [d for d, size in enumerate(sizes) if size != 1]
+    merged_sizes: list[int] = []
+    merged_strides: list[list[int]] = [[] for _ in strides]
+    for d in kept:
+        if merged_sizes and all(s[d] * sizes[d] == m[-1] for s, m in zip(strides, merged_strides, strict=True)):
+            merged_sizes[-1] *= sizes[d]
+            for s, m in zip(strides, merged_strides, strict=True):
+                m[-1] = s[d]
+        else:
+            merged_sizes.append(sizes[d])
+            for s, m in zip(strides, merged_strides, strict=True):
+                m.append(s[d])
+    if not merged_sizes:  # one element: call it a contiguous run of 1
+        return [1], [[1] for _ in strides]
+    return merged_sizes, merged_strides
+
+
+def _i64(values: Sequence[int]) -> Int64Array:
+    return np.asarray(values, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class GatherPlan:
+    """The three dimension groups of a gather (see the module docstring), as int64 arrays for numba."""
+
+    outer_sizes: Int64Array
+    outer_indices_strides: Int64Array
+    outer_output_strides: Int64Array
+    outer_input_strides: Int64Array
+    coordinate_sizes: Int64Array
+    coordinate_strides: Int64Array
+    tuple_stride: int           # the indices' stride between the coordinates of one tuple
+    signed: bool                # negative coordinates count from the end (signed index types)
+    rest_sizes: Int64Array
+    rest_input_strides: Int64Array
+    rest_output_strides: Int64Array
+
+
+def make_plan(desc: GatherNd1OperatorDesc) -> GatherPlan:
+    source, indices, result = desc.input_tensor, desc.indices_tensor, desc.output_tensor
+    rank = source.dimension_count
+    batch, tuple_size = desc.batch_dimension_count, desc.index_tuple_size
+    in_sizes = source.sizes[rank - desc.input_dimension_count:]
+    in_strides = source.element_strides[rank - desc.input_dimension_count:]
+    ix_sizes = indices.sizes[rank - desc.indices_dimension_count:]
+    ix_strides = indices.element_strides[rank - desc.indices_dimension_count:]
+    outer_count = len(ix_sizes) - 1
+    rest_count = len(in_sizes) - batch - tuple_size
+    # The output's meaningful dims are the outer ones, then the rest; its leading ones have size 1.
+    out_strides = result.element_strides[rank - outer_count - rest_count:]
+    outer_in_strides = [in_strides[d] if d < batch else 0 for d in range(outer_count)]
+    outer_sizes, (outer_ix, outer_out, outer_in) = _merge(
+        ix_sizes[:-1], ix_strides[:-1], out_strides[:outer_count], outer_in_strides)
+    rest_sizes, (rest_in, rest_out) = _merge(in_sizes[batch + tuple_size:], in_strides[batch + tuple_size:],
+                                             out_strides[outer_count:])
+    return GatherPlan(
+        _i64(outer_sizes), _i64(outer_ix), _i64(outer_out), _i64(outer_in),
+        _i64(in_sizes[batch: batch + tuple_size]), _i64(in_strides[batch: batch + tuple_size]), ix_strides[-1],
+        indices.data_type in SIGNED_INDEX_TYPES,
+        _i64(rest_sizes), _i64(rest_in), _i64(rest_out))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# numba kernels
+
+
+@numba.njit(cache=True, inline="always")
+def _copy_rest(data: Any, source: int, out: Any, target: int, rest_sizes: Any, rest_in: Any, rest_out: Any,
+               rest_counter: Any) -> None:
+    """Copies one gathered sub-block: rest dims walked row-major, the last one as the inner loop."""
+    last = rest_sizes.size - 1
+    run, step_in, step_out = rest_sizes[last], rest_in[last], rest_out[last]
+    if last == 0:
+        if step_in == 1 and step_out == 1:
+            for r in range(run):
+                out[target + r] = data[source + r]
+        else:
+            for r in range(run):
+                out[target + r * step_out] = data[source + r * step_in]
+        return
+    for d in range(last):
+        rest_counter[d] = 0
+    while True:
+        offset_in, offset_out = source, target
+        for d in range(last):
+            offset_in += rest_counter[d] * rest_in[d]
+            offset_out += rest_counter[d] * rest_out[d]
+        for r in range(run):
+            out[offset_out + r * step_out] = data[offset_in + r * step_in]
+        d = last - 1
+        while d >= 0:
+            rest_counter[d] += 1
+            if rest_counter[d] < rest_sizes[d]:
+                break
+            rest_counter[d] = 0
+            d -= 1
+        if d < 0:
+            return
+
+
+@intrinsic
+def _prefetch(typingctx: Any, address: Any) -> Any:
+    """Asks for the cache line at a raw address (llvm.prefetch: read, high locality); never faults."""
+    sig = types.void(types.intp)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        byte_ptr, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        name = "llvm.prefetch.p0"
+        function = builder.module.globals.get(name) or ir.Function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), name)
+        builder.call(function, [builder.inttoptr(args[0], byte_ptr), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _valid(value: Any, size: Any, signed: bool) -> Any:
+    """One coordinate made valid: a negative one of a signed type counts from the end once; whatever is still
+    out of range is clamped to the nearest valid coordinate (DECISIONS 21). Written as selects, not branches."""
+    v: Any = np.int64(value)
+    if signed:
+        v = v + size if v < 0 else v  # from the end, once
+        v = 0 if v < 0 else v
+        return size - 1 if v >= size else v
+    # A negative value here is a UINT64 of 2^63 or more viewed as int64: too large, like v >= size.
+    return size - 1 if v < 0 or v >= size else v
+
+
+@numba.njit(cache=True)
+def _single_sources(indices: Any, at_ix: int, count: int, size: int, stride: int, signed: bool, base_in: int,
+                    step_in: int, sources: Any) -> None:
+    """_tuple_sources for 1-coordinate tuples that follow one another."""
+    for j in range(count):
+        sources[j] = base_in + j * step_in + _valid(indices[at_ix + j], size, signed) * stride
+
+
+@numba.njit(cache=True)
+def _pair_sources(indices: Any, at_ix: int, count: int, size0: int, size1: int, stride0: int, stride1: int,
+                  signed: bool, base_in: int, step_in: int, sources: Any) -> None:
+    """_tuple_sources for packed 2-coordinate tuples (constant strides: de-interleaving vector loads)."""
+    for j in range(count):
+        sources[j] = (base_in + j * step_in + _valid(indices[at_ix + 2 * j], size0, signed) * stride0
+                      + _valid(indices[at_ix + 2 * j + 1], size1, signed) * stride1)
+
+
+@numba.njit(cache=True)
+def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinate_sizes: Any,
+                   coordinate_strides: Any, tuple_stride: int, signed: bool, base_in: int, step_in: int,
+                   sources: Any) -> None:
+    """sources[j] = the input offset of the sub-block that the tuple of position j selects (j < count).
+
+    Packed 1- and 2-coordinate tuples get loops with constant strides (contiguous or de-interleaved vector
+    loads); any other layout goes coordinate by coordinate, each a strided pass LLVM can still vectorize."""
+    tuple_size = coordinate_sizes.size
+    if tuple_size == 1 and step_ix == 1:
+        _single_sources(indices, at_ix, count, coordinate_sizes[0], coordinate_strides[0], signed, base_in, step_in,
+                        sources)
+        return
+    if tuple_size == 2 and step_ix == 2 and tuple_stride == 1:
+        _pair_sources(indices, at_ix, count, coordinate_sizes[0], coordinate_sizes[1], coordinate_strides[0],
+                      coordinate_strides[1], signed, base_in, step_in, sources)
+        return
+    for j in range(count):
+        sources[j] = base_in + j * step_in
+    for k in range(tuple_size):
+        size, stride, at = coordinate_sizes[k], coordinate_strides[k], at_ix + k * tuple_stride
+        for j in range(count):
+            sources[j] += _valid(indices[at + j * step_ix], size, signed) * stride
+
+
+@numba.njit(cache=True)
+def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
+                  outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
+                  rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
+                  ahead: int, lines: int, start: int, stop: int) -> None:
+    """Gathers the tuples at row-major outer positions [start, stop), chunk by chunk: the chunk's source offsets
+    first (_tuple_sources), then its sub-blocks.
+
+    `staged` (large outputs whose chunks are each one contiguous range): a chunk is gathered into a small stage
+    that stays in cache, then streamed out with non-temporal stores. `stream_rows` (large outputs of long rows):
+    each row is streamed out directly. Rows of at least a cache line are copied with memcpy while the `lines`
+    first lines of the row `ahead` positions later are prefetched."""
+    last = outer_sizes.size - 1
+    positions, step_ix, step_out, step_in = outer_sizes[last], outer_ix[last], outer_out[last], outer_in[last]
+    rest_counter = np.zeros(rest_sizes.size, np.int64)
+    sources = np.empty(chunk, np.int64)
+    run = rest_sizes[0]
+    single = rest_sizes.size == 1 and run == 1
+    contiguous_run = rest_sizes.size == 1 and rest_in[0] == 1 and rest_out[0] == 1
+    stage = np.empty(chunk * run if staged else 1, data.dtype)
+    item = data.itemsize
+    run_bytes = run * item
+    # Raw addresses as signed integers: numba turns uint64 + int64 into float64.
+    data_address, out_address = np.int64(data.ctypes.data), np.int64(out.ctypes.data)
+    stage_address = np.int64(stage.ctypes.data)
+    position = start
+    while position < stop:
+        block, first = position // positions, position % positions
+        base_ix, base_out, base_in = 0, 0, 0
+        for d in range(last - 1, -1, -1):  # unravel the block over the outer dims but the last
+            coordinate = block % outer_sizes[d]
+            block //= outer_sizes[d]
+            base_ix += coordinate * outer_ix[d]
+            base_out += coordinate * outer_out[d]
+            base_in += coordinate * outer_in[d]
+        count = min(chunk, positions - first, stop - position)
+        position += count
+        _tuple_sources(indices, base_ix + first * step_ix, step_ix, count, coordinate_sizes, coordinate_strides,
+                       tuple_stride, signed, base_in + first * step_in, step_in, sources)
+        target = base_out + first * step_out
+        if single:
+            # Offsets are never negative: the exits only keep LLVM from vectorizing these loops into gather
+            # instructions, which measured slower here than scalar loads.
+            if staged:
+                for j in range(count):
+                    source = sources[j]
+                    if source < 0:
+                        break
+                    stage[j] = data[source]
+                stream_copy(out_address + target * item, stage_address, count * item)
+            else:
+                for j in range(count):
+                    source = sources[j]
+                    if source < 0:
+                        break
+                    out[target + j * step_out] = data[source]
+        elif contiguous_run and run_bytes >= _LINE:
+            into, step = (stage_address, run_bytes) if staged else (out_address + target * item, step_out * item)
+            for j in range(count):
+                if j + ahead < count:
+                    upcoming = data_address + sources[j + ahead] * item
+                    for line in range(lines):
+                        _prefetch(upcoming + line * _LINE)  # type: ignore[call-arg]
+                if stream_rows:
+                    stream_copy(into + j * step, data_address + sources[j] * item, run_bytes)
+                else:
+                    copy_bytes(into + j * step, data_address + sources[j] * item, run_bytes)
+            if staged:
+                stream_copy(out_address + target * item, stage_address, count * run_bytes)
+        elif contiguous_run:
+            for j in range(count):
+                at_out, at_in = target + j * step_out, sources[j]
+                for r in range(run):
+                    out[at_out + r] = data[at_in + r]
+        else:
+            for j in range(count):
+                _copy_rest(data, sources[j], out, target + j * step_out, rest_sizes, rest_in, rest_out, rest_counter)
+    if staged or stream_rows:
+        fence()  # this thread's non-temporal stores are visible before the call returns
+
+
+@numba.njit(cache=True, parallel=True)
+def _gather_parallel(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
+                     outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
+                     rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
+                     ahead: int, lines: int, parts: int) -> None:
+    """_gather_range over `parts` equal shares of the outer positions, one per thread; the shares write
+    disjoint outputs (validation refuses outputs whose elements overlap)."""
+    total = 1
+    for d in range(outer_sizes.size):
+        total *= outer_sizes[d]
+    for part in numba.prange(parts):
+        _gather_range(data, indices, out, outer_sizes, outer_ix, outer_out, outer_in, coordinate_sizes,
+                      coordinate_strides, tuple_stride, signed, rest_sizes, rest_in, rest_out, chunk, staged,
+                      stream_rows, ahead, lines, total * part // parts, total * (part + 1) // parts)
+
+
+@numba.njit(cache=True)
+def _first_out_of_range(indices: Any, outer_sizes: Any, outer_ix: Any, coordinate_sizes: Any, tuple_stride: int,
+                        signed: bool) -> tuple[int, int]:
+    """(row-major position over the outer dims, coordinate) of the first coordinate out of range, or (-1, -1).
+
+    Unsigned UINT64 values arrive viewed as int64: a negative one is out of range."""
+    last = outer_sizes.size - 1
+    positions, step_ix = outer_sizes[last], outer_ix[last]
+    blocks = 1
+    for d in range(last):
+        blocks *= outer_sizes[d]
+    counter = np.zeros(max(last, 1), np.int64)
+    tuple_size = coordinate_sizes.size
+    for block in range(blocks):
+        base_ix = 0
+        for d in range(last):
+            base_ix += counter[d] * outer_ix[d]
+        for p in range(positions):
+            at_ix = base_ix + p * step_ix
+            for k in range(tuple_size):
+                v = np.int64(indices[at_ix + k * tuple_stride])
+                size = coordinate_sizes[k]
+                if (v < -size if signed else v < 0) or v >= size:
+                    return block * positions + p, k
+        d = last - 1
+        while d >= 0:
+            counter[d] += 1
+            if counter[d] < outer_sizes[d]:
+                break
+            counter[d] = 0
+            d -= 1
+    return -1, -1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The backend interface
+
+
+class GatherKernel:
+    """kernel(inputs, outputs) for the backend; `debug_kernel` adds DML's debug-layer check of the indices."""
+
+    def __init__(self, desc: GatherNd1OperatorDesc) -> None:
+        self.desc = desc
+        self.plan = make_plan(desc)
+        item = desc.input_tensor.data_type.element_size
+        self._bits = _BITS_DTYPE[item]
+        plan = self.plan
+        contiguous_run = plan.rest_sizes.size == 1 and plan.rest_input_strides[0] == 1 \
+            and plan.rest_output_strides[0] == 1
+        run_bytes = int(plan.rest_sizes[0]) * item if contiguous_run else item
+        stream = desc.output_tensor.total_tensor_size_in_bytes >= STREAMING_THRESHOLD_BYTES
+        self._chunk = min(4096, max(16, _STAGE_BYTES // run_bytes)) if contiguous_run else _CHUNK
+        # Staging pays when the positions of a chunk fill one contiguous output range and rows are short.
+        self._staged = bool(stream and contiguous_run and plan.outer_output_strides[-1] == plan.rest_sizes[0]
+                            and run_bytes * 8 <= _STAGE_BYTES)
+        self._stream_rows = bool(stream and contiguous_run and not self._staged and run_bytes >= 2048)
+        self._ahead = min(64, max(1, _PREFETCH_BYTES // run_bytes))
+        self._lines = min(_PREFETCH_LINES, -(-run_bytes // _LINE))
+        self._positions = int(np.prod(plan.outer_sizes))
+        # Random reads wait on memory latency, so a second thread (more reads in flight) pays for large gathers.
+        threads = numba.get_num_threads()
+        self._parts = threads if threads > 1 and desc.output_tensor.element_count * item >= _PARALLEL_BYTES \
+            and self._positions >= 2 * threads else 1
+        # UINT64 indices travel as int64 (numba would mix uint64 and int64 into float64); GatherPlan.signed tells
+        # the kernel that their negatives are huge values.
+        self._index_view = np.dtype(np.int64) if desc.indices_tensor.data_type == DataType.UINT64 else None
+
+    def _index_array(self, indices: FlatArray) -> FlatArray:
+        return indices if self._index_view is None else indices.view(self._index_view)
+
+    def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        plan = self.plan
+        data, indices = cast(FlatArray, inputs[0]), cast(FlatArray, inputs[1])
+        arguments = (data.view(self._bits), self._index_array(indices), outputs[0].view(self._bits),
+                     plan.outer_sizes, plan.outer_indices_strides, plan.outer_output_strides,
+                     plan.outer_input_strides, plan.coordinate_sizes, plan.coordinate_strides, plan.tuple_stride,
+                     plan.signed, plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides, self._chunk,
+                     self._staged, self._stream_rows, self._ahead, self._lines)
+        if self._parts > 1:
+            _gather_parallel(*arguments, self._parts)
+        else:
+            _gather_range(*arguments, 0, self._positions)
+
+    def debug_kernel(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        """Checks every coordinate before anything is written (DECISIONS 21), then gathers."""
+        plan = self.plan
+        indices = cast(FlatArray, inputs[1])
+        position, coordinate = _first_out_of_range(self._index_array(indices), plan.outer_sizes,
+                                                    plan.outer_indices_strides, plan.coordinate_sizes,
+                                                    plan.tuple_stride, plan.signed)
+        if position >= 0:
+            raise self._out_of_range(indices, int(position), int(coordinate))
+        self(inputs, outputs)
+
+    def _out_of_range(self, indices: FlatArray, position: int, coordinate: int) -> BindingError:
+        desc = self.desc
+        tensor = desc.indices_tensor
+        rank = tensor.dimension_count
+        meaningful = tensor.sizes[rank - desc.indices_dimension_count:]
+        outer: list[int] = []
+        for size in reversed(meaningful[:-1]):  # unravel the row-major position over the outer dims
+            outer.append(position % size)
+            position //= size
+        logical = [0] * (rank - desc.indices_dimension_count) + outer[::-1] + [coordinate]
+        offset = sum(index * stride for index, stride in zip(logical, tensor.element_strides, strict=True))
+        value = int(indices[offset])
+        input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
+        size = desc.input_tensor.sizes[input_dim]
+        allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
+        return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
+                            f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
+                            f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "
+                            f"written")
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> GatherKernel:
+    return GatherKernel(cast(GatherNd1OperatorDesc, desc))

@@ -1,0 +1,145 @@
+"""DML_OPERATOR_GATHER_ND1: gathers whole sub-blocks of the input at coordinate tuples read from the indices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import ValidationError
+from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
+from ..tensor import TensorDesc
+from ..types import FeatureLevel, OperatorType
+from .base import OperatorDesc, require_tensor
+
+_INDEX_TYPES = (I64, I32, U64, U32)
+_EIGHT = (F32, F16, I32, I16, I8, U32, U16, U8)
+_ELEVEN = (F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8)
+
+#: The GATHER_ND1 page's support table (the operator starts at 3_0).
+SUPPORT: SupportTable = (
+    row(L.LEVEL_4_1, (1, 8), InputTensor=_ELEVEN, IndicesTensor=_INDEX_TYPES, OutputTensor=_ELEVEN),
+    row(L.LEVEL_3_0, (1, 8), InputTensor=_EIGHT, IndicesTensor=_INDEX_TYPES, OutputTensor=_EIGHT),
+)
+
+#: Index types whose negative values count from the end of their dimension (the page, from 3_0).
+SIGNED_INDEX_TYPES = frozenset({I32, I64})
+
+
+@dataclass(frozen=True)
+class GatherNd1OperatorDesc(OperatorDesc):
+    """DML_GATHER_ND1_OPERATOR_DESC: `output[batch, ...] = input[batch, indices[batch, ..., :], ...]`.
+
+    With R the common DimensionCount, I = InputDimensionCount, J = IndicesDimensionCount, B =
+    BatchDimensionCount and K = IndicesTensor.Sizes[R-1] (coordinates per tuple), the meaningful sizes are
+    `in = InputTensor.Sizes[R-I:]` and `ix = IndicesTensor.Sizes[R-J:]`, and
+    OutputTensor.Sizes = `ix[:-1] + in[B+K:]`, right-aligned into R dimensions with leading 1s (DIGEST 2.5: the
+    page's own formula contradicts its examples). Signed coordinates count from the end once; coordinates still
+    out of range are clamped to the nearest valid one, or refused on a debug device (DECISIONS 20-21).
+
+    >>> table = TensorDesc(DataType.FLOAT32, [2, 2])                       # [[0, 1], [2, 3]]
+    >>> rows = TensorDesc(DataType.UINT32, [2, 1])                         # [[1], [0]]
+    >>> GatherNd1OperatorDesc(table, rows, TensorDesc(DataType.FLOAT32, [2, 2]), 2, 2, 0)  # -> [[2, 3], [0, 1]]
+    GatherNd1OperatorDesc(input_tensor=TensorDesc(...), ...)
+    """
+
+    input_tensor: TensorDesc
+    indices_tensor: TensorDesc
+    output_tensor: TensorDesc
+    input_dimension_count: int
+    indices_dimension_count: int
+    batch_dimension_count: int
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.GATHER_ND1
+
+    def __post_init__(self) -> None:
+        operator = self.OPERATOR_TYPE.dml_name
+        require_tensor(operator, "InputTensor", self.input_tensor)
+        require_tensor(operator, "IndicesTensor", self.indices_tensor)
+        require_tensor(operator, "OutputTensor", self.output_tensor)
+        for name, field in (("InputDimensionCount", "input_dimension_count"),
+                            ("IndicesDimensionCount", "indices_dimension_count"),
+                            ("BatchDimensionCount", "batch_dimension_count")):
+            object.__setattr__(self, field, _uint(operator, name, getattr(self, field)))
+
+    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
+        return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
+
+    def output_slots(self) -> list[tuple[str, TensorDesc]]:
+        return [("OutputTensor", self.output_tensor)]
+
+    @property
+    def index_tuple_size(self) -> int:
+        """K: the coordinates per index tuple, the indices tensor's last size."""
+        return self.indices_tensor.sizes[-1]
+
+    def validate(self, level: FeatureLevel) -> None:
+        operator = self.label
+        self.check_tensors()
+        source, indices, result = self.input_tensor, self.indices_tensor, self.output_tensor
+        check_support(SUPPORT, operator, level,
+                      {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
+        rank = source.dimension_count
+        for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
+            if tensor.dimension_count != rank:
+                raise ValidationError(f"{operator}: {name}.DimensionCount is {tensor.dimension_count}; it must equal "
+                                      f"InputTensor.DimensionCount ({rank})")
+        if result.data_type != source.data_type:
+            raise ValidationError(f"{operator}: OutputTensor.DataType is {result.data_type.name}; it must equal "
+                                  f"InputTensor.DataType ({source.data_type.name})")
+        input_count, indices_count, batch = (self.input_dimension_count, self.indices_dimension_count,
+                                             self.batch_dimension_count)
+        for name, count, tensor_name in (("InputDimensionCount", input_count, "InputTensor"),
+                                         ("IndicesDimensionCount", indices_count, "IndicesTensor")):
+            if not 1 <= count <= rank:
+                raise ValidationError(f"{operator}: {name} is {count}; it must be in [1, {rank}] "
+                                      f"({tensor_name}.DimensionCount)")
+        if batch >= min(input_count, indices_count):
+            raise ValidationError(f"{operator}: BatchDimensionCount is {batch}; it must be less than "
+                                  f"InputDimensionCount ({input_count}) and IndicesDimensionCount ({indices_count})")
+        for name, count, tensor in (("InputTensor", input_count, source), ("IndicesTensor", indices_count, indices)):
+            field = "InputDimensionCount" if name == "InputTensor" else "IndicesDimensionCount"
+            for dim in range(rank - count):
+                if tensor.sizes[dim] != 1:
+                    raise ValidationError(f"{operator}: {name}.Sizes[{dim}] is {tensor.sizes[dim]}; with {field} "
+                                          f"{count} its leading {rank - count} dimension(s) are irrelevant and must "
+                                          f"be 1")
+        tuple_size, most = self.index_tuple_size, input_count - batch
+        if not 1 <= tuple_size <= most:
+            raise ValidationError(f"{operator}: IndicesTensor.Sizes[{rank - 1}] (the index tuple size) is "
+                                  f"{tuple_size}; it must be in [1, {most}] (InputDimensionCount - "
+                                  f"BatchDimensionCount)")
+        input_batch = list(source.sizes[rank - input_count: rank - input_count + batch])
+        indices_batch = list(indices.sizes[rank - indices_count: rank - indices_count + batch])
+        if input_batch != indices_batch:
+            raise ValidationError(f"{operator}: the batch sizes differ: with BatchDimensionCount {batch} InputTensor's "
+                                  f"are {input_batch} (Sizes[{rank - input_count}:{rank - input_count + batch}]) and "
+                                  f"IndicesTensor's are {indices_batch} "
+                                  f"(Sizes[{rank - indices_count}:{rank - indices_count + batch}]); they must be equal")
+        meaningful = indices_count - 1 + input_count - batch - tuple_size
+        if meaningful > rank:
+            raise ValidationError(f"{operator}: the output has {meaningful} meaningful dimensions "
+                                  f"(IndicesDimensionCount - 1 + InputDimensionCount - BatchDimensionCount - tuple "
+                                  f"size {tuple_size}); OutputTensor.DimensionCount is {rank}")
+        expected = list(self.expected_output_sizes())
+        if list(result.sizes) != expected:
+            raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; it must be {expected} "
+                                  f"(the indices' sizes but the tuple size, then the input's sizes after the batch "
+                                  f"and tuple dimensions, right-aligned with leading 1s)")
+
+    def expected_output_sizes(self) -> tuple[int, ...]:
+        """DIGEST 2.5: `ix[:-1] + in[B+K:]`, right-aligned into the common DimensionCount with leading 1s.
+
+        Meaningful only once the dimension counts are in range (validate() checks them first).
+        """
+        rank = self.input_tensor.dimension_count
+        meaningful_input = self.input_tensor.sizes[rank - self.input_dimension_count:]
+        meaningful_indices = self.indices_tensor.sizes[rank - self.indices_dimension_count:]
+        sizes = (*meaningful_indices[:-1], *meaningful_input[self.batch_dimension_count + self.index_tuple_size:])
+        return (1,) * (rank - len(sizes)) + sizes
+
+
+def _uint(operator: str, field: str, value: object) -> int:
+    """A UINT field as an int, or a ValidationError naming the field."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or not 0 <= int(value) < 2**32:
+        raise ValidationError(f"{operator}: {field} is {value!r}; it must be an integer in [0, 2^32)")
+    return int(value)
