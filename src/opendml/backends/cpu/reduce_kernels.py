@@ -32,13 +32,14 @@ FLOAT16 specialisation that decodes them.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numba
 import numpy as np
 import numpy.typing as npt
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic, overload
 
@@ -71,14 +72,14 @@ _INPUT_DTYPES = frozenset(
 _FASTMATH = {"reassoc", "contract"}
 
 # Layout of the ``meta`` int64 array handed to every kernel.
-_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT = range(10)
-_META_LEN = 10
+_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT, _M_IDX64 = range(11)
+_META_LEN = 11
 _FAMILY_A = 0
 _FAMILY_B = 1
 
 # Family B accumulates a tile of this many outputs at once (small enough that
-# the accumulator vectors stay in L1).
-_TILE = 512
+# the accumulator vectors stay in L2 while the rows stream sequentially).
+_TILE = 8192
 # Family A splits long runs into chunks this size for the two-step (chunk
 # max, then a scan of the cached chunk) ARGMAX/ARGMIN and LOG_SUM_EXP.
 _CHUNK = 2048
@@ -90,6 +91,14 @@ _SHORT_RUN = 16
 _EXP_FLOOR = -700.0
 _LOG2E = 1.4426950408889634
 _LN2 = 0.6931471805599453
+# Float32 variant: exp(-80) ~ 2e-35 is likewise invisible and 2^k stays
+# normal; ln2 split so that k * _LN2_HI32 is exact for |k| < 2^8.
+_EXP_FLOOR32 = -80.0
+_LN2_HI32 = 0.693145751953125
+_LN2_LO32 = 1.428606765330187e-06
+_EXP_BLOCK = 256
+# _run_find tests blocks of this many elements before scanning one.
+_FIND_BLOCK = 32
 
 _F16_TAG = np.float32(0.0)
 _NATIVE_TAG = np.int64(0)
@@ -99,9 +108,7 @@ _NATIVE_TAG = np.int64(0)
 # LLVM intrinsics numba does not expose.
 
 
-@intrinsic  # type: ignore[misc]
-def _h2f(typingctx: Any, h: Any) -> Any:
-    """FLOAT16 bits (uint16) -> float32, exact; vectorizes to vcvtph2ps."""
+def _h2f_typer(typingctx: Any, h: Any) -> Any:
     if h != types.uint16:
         return None
 
@@ -109,6 +116,11 @@ def _h2f(typingctx: Any, h: Any) -> Any:
         return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
 
     return types.float32(types.uint16), codegen
+
+
+# FLOAT16 bits (uint16) -> float32, exact; vectorizes to vcvtph2ps. Typed
+# Any because numba's stubs give an intrinsic its typer's call signature.
+_h2f: Any = intrinsic(_h2f_typer)
 
 
 def _binary_float_intrinsic(name: str) -> Any:
@@ -196,7 +208,7 @@ def _is_f16(x: Any, tag: Any) -> bool:
 # equal its generator's; hence the nested defs rather than lambdas.
 
 
-@overload(_load)  # type: ignore[misc]
+@overload(_load)
 def _load_impl(x: Any, i: Any, tag: Any) -> Any:
     if _is_f16(x, tag):
 
@@ -213,7 +225,7 @@ def _load_impl(x: Any, i: Any, tag: Any) -> Any:
     return load
 
 
-@overload(_loadn)  # type: ignore[misc]
+@overload(_loadn)
 def _loadn_impl(x: Any, i: Any, tag: Any) -> Any:
     if _is_f16(x, tag):
 
@@ -231,10 +243,10 @@ def _loadn_impl(x: Any, i: Any, tag: Any) -> Any:
 def _acc_type(x: Any, tag: Any) -> Any:
     if _is_f16(x, tag) or isinstance(x.dtype, types.Float):
         return np.float64
-    return np.int64 if x.dtype.signed else np.uint64
+    return np.int64 if x.dtype in types.signed_domain else np.uint64
 
 
-@overload(_acc_zero)  # type: ignore[misc]
+@overload(_acc_zero)
 def _acc_zero_impl(x: Any, tag: Any) -> Any:
     zero = _acc_type(x, tag)(-0.0)
 
@@ -244,7 +256,7 @@ def _acc_zero_impl(x: Any, tag: Any) -> Any:
     return acc_zero
 
 
-@overload(_acc_one)  # type: ignore[misc]
+@overload(_acc_one)
 def _acc_one_impl(x: Any, tag: Any) -> Any:
     one = _acc_type(x, tag)(1)
 
@@ -254,7 +266,7 @@ def _acc_one_impl(x: Any, tag: Any) -> Any:
     return acc_one
 
 
-@overload(_acc_empty)  # type: ignore[misc]
+@overload(_acc_empty)
 def _acc_empty_impl(x: Any, tag: Any, n: Any) -> Any:
     dt = _acc_type(x, tag)
 
@@ -264,7 +276,7 @@ def _acc_empty_impl(x: Any, tag: Any, n: Any) -> Any:
     return acc_empty
 
 
-@overload(_cmp_empty)  # type: ignore[misc]
+@overload(_cmp_empty)
 def _cmp_empty_impl(x: Any, tag: Any, n: Any) -> Any:
     dt = np.float32 if _is_f16(x, tag) else np.dtype(str(x.dtype))
 
@@ -274,7 +286,7 @@ def _cmp_empty_impl(x: Any, tag: Any, n: Any) -> Any:
     return cmp_empty
 
 
-@overload(_store)  # type: ignore[misc]
+@overload(_store)
 def _store_impl(out: Any, i: Any, v: Any, tag: Any) -> Any:
     if isinstance(tag, types.Float) and out.dtype == types.uint16:
 
@@ -290,7 +302,7 @@ def _store_impl(out: Any, i: Any, v: Any, tag: Any) -> Any:
     return store
 
 
-@overload(_isnan)  # type: ignore[misc]
+@overload(_isnan)
 def _isnan_impl(v: Any) -> Any:
     is_float = isinstance(v, types.Float)
 
@@ -300,7 +312,7 @@ def _isnan_impl(v: Any) -> Any:
     return isnan
 
 
-@overload(_vmax)  # type: ignore[misc]
+@overload(_vmax)
 def _vmax_impl(a: Any, b: Any) -> Any:
     if isinstance(a, types.Float):
 
@@ -315,7 +327,7 @@ def _vmax_impl(a: Any, b: Any) -> Any:
     return imax
 
 
-@overload(_vmin)  # type: ignore[misc]
+@overload(_vmin)
 def _vmin_impl(a: Any, b: Any) -> Any:
     if isinstance(a, types.Float):
 
@@ -330,9 +342,9 @@ def _vmin_impl(a: Any, b: Any) -> Any:
     return imin
 
 
-@overload(_absval)  # type: ignore[misc]
+@overload(_absval)
 def _absval_impl(v: Any) -> Any:
-    unsigned = isinstance(v, types.Integer) and not v.signed
+    unsigned = v in types.unsigned_domain
 
     def absval(v: Any) -> Any:
         # For int64 abs wraps: |INT64_MIN| stays INT64_MIN, as the rulings ask.
@@ -341,7 +353,7 @@ def _absval_impl(v: Any) -> Any:
     return absval
 
 
-@overload(_finish)  # type: ignore[misc]
+@overload(_finish)
 def _finish_impl(acc: Any, op: Any, count: Any) -> Any:
     if isinstance(acc, types.Integer):
 
@@ -362,7 +374,7 @@ def _finish_impl(acc: Any, op: Any, count: Any) -> Any:
     return finish
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
+@numba.njit(cache=True)
 def _f64_to_f16_bits(v: float) -> Any:
     """float64 -> FLOAT16 bits with one round-to-nearest-even."""
     b = np.float64(v).view(np.int64)
@@ -393,135 +405,104 @@ def _f64_to_f16_bits(v: float) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Inner loops over one run of n elements starting at s0 with stride st. The
-# st == 1 branches are what LLVM vectorizes.
+# Inner loops over one run of n elements starting at s0 with stride st. LLVM
+# versions each loop on st == 1 (symbolic-stride speculation) and vectorizes
+# that version, so one loop body serves contiguous and strided runs.
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_accum(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
     """Sum of x, |x| or x^2 (by op), or product for MULTIPLY, over one run."""
     if op == MULTIPLY:
         p = _acc_one(x, tag)
-        if st == 1:
-            for i in range(n):
-                p *= _load(x, s0 + i, tag)
-        else:
-            for i in range(n):
-                p *= _load(x, s0 + i * st, tag)
+        for i in range(n):
+            p *= _load(x, s0 + i * st, tag)
         return p
     s = _acc_zero(x, tag)
     if op == L1:
-        if st == 1:
-            for i in range(n):
-                s += _absval(_load(x, s0 + i, tag))
-        else:
-            for i in range(n):
-                s += _absval(_load(x, s0 + i * st, tag))
-    elif op == L2 or op == SUM_SQUARE:
-        if st == 1:
-            for i in range(n):
-                v = _load(x, s0 + i, tag)
-                s += v * v
-        else:
-            for i in range(n):
-                v = _load(x, s0 + i * st, tag)
-                s += v * v
-    elif st == 1:
         for i in range(n):
-            s += _load(x, s0 + i, tag)
+            s += _absval(_load(x, s0 + i * st, tag))
+    elif op in (L2, SUM_SQUARE):
+        for i in range(n):
+            v = _load(x, s0 + i * st, tag)
+            s += v * v
     else:
         for i in range(n):
             s += _load(x, s0 + i * st, tag)
     return s
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _row_accum(x: Any, s0: int, n: int, st: int, acc: Any, op: int, tag: Any) -> None:
     """acc[k] (+|*)= f(x[s0 + k*st]) for k < n."""
     if op == MULTIPLY:
-        if st == 1:
-            for k in range(n):
-                acc[k] *= _load(x, s0 + k, tag)
-        else:
-            for k in range(n):
-                acc[k] *= _load(x, s0 + k * st, tag)
-    elif op == L1:
-        if st == 1:
-            for k in range(n):
-                acc[k] += _absval(_load(x, s0 + k, tag))
-        else:
-            for k in range(n):
-                acc[k] += _absval(_load(x, s0 + k * st, tag))
-    elif op == L2 or op == SUM_SQUARE:
-        if st == 1:
-            for k in range(n):
-                v = _load(x, s0 + k, tag)
-                acc[k] += v * v
-        else:
-            for k in range(n):
-                v = _load(x, s0 + k * st, tag)
-                acc[k] += v * v
-    elif st == 1:
         for k in range(n):
-            acc[k] += _load(x, s0 + k, tag)
+            acc[k] *= _load(x, s0 + k * st, tag)
+    elif op == L1:
+        for k in range(n):
+            acc[k] += _absval(_load(x, s0 + k * st, tag))
+    elif op in (L2, SUM_SQUARE):
+        for k in range(n):
+            v = _load(x, s0 + k * st, tag)
+            acc[k] += v * v
     else:
         for k in range(n):
             acc[k] += _load(x, s0 + k * st, tag)
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_extreme(x: Any, s0: int, n: int, st: int, is_min: bool, tag: Any) -> Any:
     """Max (or min) of one run, NaN if the run holds a NaN."""
     m = _loadn(x, s0, tag)
     if is_min:
-        if st == 1:
-            for i in range(n):
-                m = _vmin(m, _loadn(x, s0 + i, tag))
-        else:
-            for i in range(n):
-                m = _vmin(m, _loadn(x, s0 + i * st, tag))
-    elif st == 1:
         for i in range(n):
-            m = _vmax(m, _loadn(x, s0 + i, tag))
+            m = _vmin(m, _loadn(x, s0 + i * st, tag))
     else:
         for i in range(n):
             m = _vmax(m, _loadn(x, s0 + i * st, tag))
     return m
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_find(x: Any, s0: int, n: int, st: int, target: Any, tag: Any) -> int:
-    """Index of the first element equal to target (or the first NaN if target is NaN)."""
+    """Index of the first element equal to target (the first NaN if target is NaN).
+
+    Counts matches per block in a vectorizable loop and scans only the block
+    that has one.
+    """
     want_nan = _isnan(target)
-    for i in range(n):
-        v = _loadn(x, s0 + i * st, tag)
-        if v == target or (want_nan and _isnan(v)):
-            return i
+    for b0 in range(0, n, _FIND_BLOCK):
+        b1 = min(b0 + _FIND_BLOCK, n)
+        hits = 0
+        for i in range(b0, b1):
+            v = _loadn(x, s0 + i * st, tag)
+            hits += (v == target) | (want_nan & (v != v))
+        if hits:
+            for i in range(b0, b1):
+                v = _loadn(x, s0 + i * st, tag)
+                if v == target or (want_nan and v != v):
+                    return i
     return n
 
 
-@numba.njit(cache=True)  # type: ignore[misc]
-def _expneg(t: float, hi_prec: bool) -> float:
-    """exp(t) for t in [_EXP_FLOOR, 0]: 2^k by exponent bits times a Taylor polynomial.
+@numba.njit(cache=True)
+def _expneg(t: float) -> float:
+    """Float64 exp(t) for t in [_EXP_FLOOR, 0], vectorizable.
 
-    Degree 13 gives ~4e-18 relative error on |r| <= ln2/2 (float64 inputs),
-    degree 7 gives ~8e-9 (enough for float32/float16). Cody-Waite splitting
-    of ln2 is unnecessary: the reduction error grows with |k| but multiplies
-    exp(t) < 2^-k, so every term's absolute error stays below one ulp of the
-    max term's 1.
+    2^k via exponent bits times a degree-13 Taylor polynomial (~4e-18
+    relative error on |r| <= ln2/2). A Cody-Waite split of ln2 is unnecessary
+    here: the reduction error grows with |k| but multiplies exp(t) < 2^-k, so
+    every term's absolute error stays below one ulp of the max term's 1.
     """
     k = np.floor(t * _LOG2E + 0.5)
     r = t - k * _LN2
-    if hi_prec:
-        p = 1.0 / 6227020800.0
-        p = p * r + 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-    else:
-        p = 1.0 / 5040.0
+    p = 1.0 / 6227020800.0
+    p = p * r + 1.0 / 479001600.0
+    p = p * r + 1.0 / 39916800.0
+    p = p * r + 1.0 / 3628800.0
+    p = p * r + 1.0 / 362880.0
+    p = p * r + 1.0 / 40320.0
+    p = p * r + 1.0 / 5040.0
     p = p * r + 1.0 / 720.0
     p = p * r + 1.0 / 120.0
     p = p * r + 1.0 / 24.0
@@ -530,30 +511,76 @@ def _expneg(t: float, hi_prec: bool) -> float:
     p = p * r + 1.0
     p = p * r + 1.0
     scale = np.int64((np.int64(k) + 1023) << 52).view(np.float64)
-    return p * scale
+    return float(p * scale)
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+# Without reassoc so that the two-constant ln2 split survives; contract
+# still fuses the polynomial into FMAs.
+@numba.njit(cache=True, fastmath={"contract"})
+def _expneg32(t: np.float32) -> np.float32:
+    """Float32 exp(t) for t in [_EXP_FLOOR32, 0], ~8e-8 relative error.
+
+    Twice the SIMD width of _expneg, for FLOAT32/FLOAT16 inputs.
+    """
+    k = np.floor(t * np.float32(_LOG2E) + np.float32(0.5))
+    r = t - k * np.float32(_LN2_HI32)
+    r = r - k * np.float32(_LN2_LO32)
+    p = np.float32(1.0 / 5040.0)
+    p = p * r + np.float32(1.0 / 720.0)
+    p = p * r + np.float32(1.0 / 120.0)
+    p = p * r + np.float32(1.0 / 24.0)
+    p = p * r + np.float32(1.0 / 6.0)
+    p = p * r + np.float32(0.5)
+    p = p * r + np.float32(1.0)
+    p = p * r + np.float32(1.0)
+    # (k + 127) << 23 computed in float (exact: few significant bits).
+    scale = np.int32(k * np.float32(8388608.0) + np.float32(1065353216.0)).view(np.float32)
+    return np.float32(p * scale)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_expsum(x: Any, s0: int, n: int, st: int, m: float, tag: Any) -> float:
     """Sum of exp(x - m) over a run whose elements are all <= m (no NaN)."""
-    hi = x.itemsize == 8
     s = 0.0
-    if st == 1:
-        for i in range(n):
-            t = np.float64(_loadn(x, s0 + i, tag)) - m
-            s += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
-    else:
+    if x.itemsize == 8:
         for i in range(n):
             t = np.float64(_loadn(x, s0 + i * st, tag)) - m
-            s += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
+            s += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR)
+        return s
+    # m is an input element, so exact in float32. Blocks of float32 partial
+    # sums keep the vector width at 8 lanes; each block's sum (terms <= 1,
+    # spread over the vectorizer's partial sums) is then added in float64.
+    m32 = np.float32(m)
+    floor32 = np.float32(_EXP_FLOOR32)
+    for b0 in range(0, n, _EXP_BLOCK):
+        bs = np.float32(0.0)
+        for i in range(b0, min(b0 + _EXP_BLOCK, n)):
+            t32 = _loadn(x, s0 + i * st, tag) - m32
+            bs += _expneg32(t32 if t32 > floor32 else floor32)
+        s += float(bs)
     return s
+
+
+@numba.njit(cache=True)
+def _store_index(out32: Any, pos: int, idx: int, idx64: bool) -> None:
+    """Write an index into an int32 view of a 32- or 64-bit index tensor.
+
+    One int32 view serves all four index dtypes (indices are non-negative),
+    so each input dtype needs a single ARGMAX/ARGMIN specialisation. 64-bit
+    elements are written as two little-endian halves.
+    """
+    if idx64:
+        out32[2 * pos] = idx & 0xFFFFFFFF
+        out32[2 * pos + 1] = idx >> 32
+    else:
+        out32[pos] = idx
 
 
 # ---------------------------------------------------------------------------
 # Kernels: one numba dispatch per plan call.
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     """SUM, AVERAGE, L1, L2, LOG_SUM, SUM_SQUARE, MULTIPLY."""
     op = meta[_M_OP]
@@ -596,7 +623,7 @@ def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                 _store(out, obase + k * sk_out, _finish(accv[k], op, count), tag)
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     """MAX, MIN (NaN-propagating)."""
     is_min = meta[_M_OP] == MIN
@@ -641,10 +668,11 @@ def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                 _store(out, obase + k * sk_out, accv[k], tag)
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     """ARGMAX, ARGMIN: first extreme in linear order; the first NaN beats all."""
     is_min = meta[_M_OP] == ARGMIN
+    idx64 = meta[_M_IDX64] == 1
     n_out = meta[_M_NOUT]
     lk = meta[_M_LK]
     sk_in = meta[_M_SKIN]
@@ -677,7 +705,7 @@ def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                                 break
                     if _isnan(best):
                         break
-                out[ob_out[o] + k * sk_out] = best_i
+                _store_index(out, ob_out[o] + k * sk_out, best_i, idx64)
         return
     bestv = _cmp_empty(x, tag, min(lk, _TILE))
     idxv = np.empty(min(lk, _TILE), np.int64)
@@ -702,10 +730,10 @@ def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                             idxv[k] = lin
             obase = ob_out[o] + t0 * sk_out
             for k in range(tl):
-                out[obase + k * sk_out] = idxv[k]
+                _store_index(out, obase + k * sk_out, idxv[k], idx64)
 
 
-@numba.njit(cache=True, fastmath=_FASTMATH)  # type: ignore[misc]
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     """LOG_SUM_EXP = m + log(sum exp(x - m)) with m the running max."""
     n_out = meta[_M_NOUT]
@@ -719,6 +747,7 @@ def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     ob_out = tab[n_out : 2 * n_out]
     rtab = tab[2 * n_out : 2 * n_out + n_rtab]
     hi = x.itemsize == 8
+    floor32 = np.float32(_EXP_FLOOR32)
     if meta[_M_FAMILY] == _FAMILY_A:
         for o in range(n_out):
             for k in range(lk):
@@ -748,10 +777,7 @@ def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                         s += _run_expsum(x, cb, cn, sr, m, tag)
                     if m != m:
                         break
-                if m != m or m == np.inf or m == -np.inf:
-                    r = m
-                else:
-                    r = m + math.log(s)
+                r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(s)
                 _store(out, ob_out[o] + k * sk_out, r, tag)
         return
     tmax = min(lk, _TILE)
@@ -769,14 +795,19 @@ def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
                     rb = base + rtab[j] + i * sr
                     for k in range(tl):
                         mv[k] = _fmaximum(mv[k], np.float64(_loadn(x, rb + k * sk_in, tag)))
+            # Non-finite maxima make t NaN or -inf below; the clamp keeps
+            # such lanes harmless and the final step ignores their sums.
             for j in range(n_rtab):
                 for i in range(lr):
                     rb = base + rtab[j] + i * sr
-                    for k in range(tl):
-                        # Non-finite maxima make t NaN/-inf here; the clamp
-                        # keeps the lane harmless and the result ignores it.
-                        t = np.float64(_loadn(x, rb + k * sk_in, tag)) - mv[k]
-                        sv[k] += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR, hi)
+                    if hi:
+                        for k in range(tl):
+                            t = np.float64(_loadn(x, rb + k * sk_in, tag)) - mv[k]
+                            sv[k] += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR)
+                    else:
+                        for k in range(tl):
+                            t32 = _loadn(x, rb + k * sk_in, tag) - np.float32(mv[k])
+                            sv[k] += _expneg32(t32 if t32 > floor32 else floor32)
             obase = ob_out[o] + t0 * sk_out
             for k in range(tl):
                 m = mv[k]
@@ -941,17 +972,17 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     meta[_M_NRTAB] = rtab.size
     meta[_M_LR], meta[_M_SR] = rd
     meta[_M_COUNT] = count
+    meta[_M_IDX64] = output_dtype.itemsize == 8
     tab = np.concatenate([ob_in, ob_out, rtab])
 
+    # FLOAT16 travels as its bits; indices of all four dtypes go through an
+    # int32 view (see _store_index).
     is_f16 = input_dtype == np.float16
-    x_view = np.dtype(np.uint16) if is_f16 else None
-    out_view: np.dtype[Any] | None = None
+    x_view: np.dtype[Any] | None = np.dtype(np.uint16) if is_f16 else None
+    out_view = x_view
     if is_arg:
-        # Indices are non-negative, so one signed type per width serves both
-        # signednesses and halves the compiled specialisations.
-        signed = np.dtype(np.int32) if output_dtype.itemsize == 4 else np.dtype(np.int64)
-        out_view = signed if output_dtype != signed else None
-    elif is_f16:
-        out_view = np.dtype(np.uint16)
+        out_view = np.dtype(np.int32)
+        if output_dtype.itemsize == 8 and sys.byteorder != "little":
+            raise NotImplementedError("64-bit index output assumes a little-endian host")
     tag = _F16_TAG if is_f16 else _NATIVE_TAG
     return ReducePlan(_KERNELS[function], meta, tab, tag, x_view, out_view)
