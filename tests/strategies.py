@@ -58,6 +58,22 @@ def element_offset(index: Sequence[int], strides: Sequence[int]) -> int:
     return sum(i * s for i, s in zip(index, strides, strict=True))
 
 
+def element_offsets(sizes: Sequence[int], strides: Strides) -> np.ndarray:
+    """Array of ``sizes`` holding each logical element's offset (in elements): ``sum(index[d] * stride[d])``."""
+    s = effective_strides(sizes, strides)
+    offsets = np.zeros(tuple(sizes), dtype=np.int64)
+    for d, (n, stride) in enumerate(zip(sizes, s, strict=True)):
+        axis_shape = [1] * len(sizes)
+        axis_shape[d] = n
+        offsets = offsets + (np.arange(n, dtype=np.int64) * stride).reshape(axis_shape)
+    return offsets
+
+
+def _byte_positions(offsets: np.ndarray, element_size: int, byte_offset: int) -> np.ndarray:
+    """(elements, element_size) array of the byte addresses of each element, row-major."""
+    return byte_offset + offsets.reshape(-1, 1) * element_size + np.arange(element_size, dtype=np.int64)
+
+
 def extent_in_elements(sizes: Sequence[int], strides: Strides) -> int:
     """One past the largest element offset addressed (0 for an empty tensor)."""
     if any(n == 0 for n in sizes):
@@ -74,9 +90,8 @@ def tensor_size_in_bytes(element_size: int, sizes: Sequence[int], strides: Strid
 
 def is_non_overlapping(sizes: Sequence[int], strides: Strides) -> bool:
     """True when no two logical elements share an element offset."""
-    s = effective_strides(sizes, strides)
-    offsets = [element_offset(i, s) for i in logical_indices(sizes)]
-    return len(set(offsets)) == len(offsets)
+    offsets = element_offsets(sizes, strides).reshape(-1)
+    return np.unique(offsets).size == offsets.size
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -105,13 +120,16 @@ def build_buffer(
     order wins; read the logical array back with :func:`read_buffer` to get the tensor actually described.
     """
     esize = x.dtype.itemsize
-    s = effective_strides(x.shape, strides)
-    size = byte_offset + tensor_size_in_bytes(esize, x.shape, s) + tail_bytes
+    size = byte_offset + tensor_size_in_bytes(esize, x.shape, strides) + tail_bytes
     buf = sentinel_bytes(size, seed)
-    raw = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(-1, esize) if x.size else None
-    for flat, index in enumerate(logical_indices(x.shape)):
-        start = byte_offset + element_offset(index, s) * esize
-        buf[start : start + esize] = raw[flat]
+    if x.size == 0:
+        return buf
+    flat_offsets = element_offsets(x.shape, strides).reshape(-1)
+    # Where elements share an offset, keep the one last in row-major order.
+    unique_offsets, first_in_reversed = np.unique(flat_offsets[::-1], return_index=True)
+    last = flat_offsets.size - 1 - first_in_reversed
+    raw = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(-1, esize)
+    buf[_byte_positions(unique_offsets, esize, byte_offset)] = raw[last]
     return buf
 
 
@@ -126,12 +144,10 @@ def read_buffer(
     """Read the logical array of ``sizes`` at element ``strides`` from a raw buffer."""
     dt = np.dtype(dtype)
     data = np.frombuffer(bytes(buf), dtype=np.uint8)
-    s = effective_strides(sizes, strides)
-    out = np.empty(tuple(sizes), dtype=dt)
-    for index in logical_indices(sizes):
-        start = byte_offset + element_offset(index, s) * dt.itemsize
-        out[index] = data[start : start + dt.itemsize].view(dt)[0]
-    return out
+    if any(n == 0 for n in sizes):
+        return np.empty(tuple(sizes), dtype=dt)
+    positions = _byte_positions(element_offsets(sizes, strides), dt.itemsize, byte_offset)
+    return data[positions].copy().view(dt).reshape(tuple(sizes))
 
 
 def addressed_byte_mask(
@@ -139,10 +155,8 @@ def addressed_byte_mask(
 ) -> np.ndarray:
     """Boolean mask over a buffer of ``nbytes``: True for bytes belonging to some element of the tensor."""
     mask = np.zeros(nbytes, dtype=bool)
-    s = effective_strides(sizes, strides)
-    for index in logical_indices(sizes):
-        start = byte_offset + element_offset(index, s) * element_size
-        mask[start : start + element_size] = True
+    if all(n > 0 for n in sizes):
+        mask[_byte_positions(element_offsets(sizes, strides), element_size, byte_offset)] = True
     return mask
 
 
@@ -216,4 +230,3 @@ def tensor_descs(
 def byte_offsets(max_blocks: int = 3) -> st.SearchStrategy[int]:
     """Binding byte offsets: multiples of 16."""
     return st.integers(0, max_blocks).map(lambda k: k * BINDING_ALIGNMENT)
-

@@ -13,7 +13,10 @@ from strategies import (
     build_buffer,
     byte_offsets,
     effective_strides,
+    element_offset,
+    element_offsets,
     is_non_overlapping,
+    logical_indices,
     packed_strides,
     read_buffer,
     shapes,
@@ -56,7 +59,9 @@ def test_strided_round_trip_matches_numpy_views(data: st.DataObject, rank: int, 
     assert len(buf) == offset + tensor_size_in_bytes(4, sizes, strides)
     back = read_buffer(buf, np.int32, sizes, strides, byte_offset=offset)
     # An independent view of the same bytes through numpy's own stride machinery.
-    view = as_strided(buf[offset:].view(np.int32) if len(buf) > offset else buf, shape=sizes, strides=[4 * v for v in s])
+    view = as_strided(
+        buf[offset:].view(np.int32) if len(buf) > offset else buf, shape=sizes, strides=[4 * v for v in s]
+    )
     np.testing.assert_array_equal(back, view)
     if is_non_overlapping(sizes, strides):
         np.testing.assert_array_equal(back, x)
@@ -64,6 +69,16 @@ def test_strided_round_trip_matches_numpy_views(data: st.DataObject, rank: int, 
     mask = addressed_byte_mask(len(buf), 4, sizes, strides, byte_offset=offset)
     fresh = build_buffer(np.zeros_like(x), strides, byte_offset=offset)
     np.testing.assert_array_equal(buf[~mask], fresh[~mask])
+
+
+@given(data=st.data(), rank=st.integers(1, 8), kind=st.sampled_from(STRIDE_KINDS))
+def test_element_offsets_match_plain_index_arithmetic(data: st.DataObject, rank: int, kind: str) -> None:
+    sizes = data.draw(shapes(rank, max_elements=256))
+    strides = data.draw(strides_for(sizes, kind))
+    s = effective_strides(sizes, strides)
+    offsets = element_offsets(sizes, strides)
+    for index in logical_indices(sizes):
+        assert offsets[index] == element_offset(index, s)
 
 
 @given(data=st.data(), rank=st.integers(1, 8), kind=st.sampled_from(OUTPUT_STRIDE_KINDS))
