@@ -11,15 +11,47 @@
 
 from .device import Binding, CompiledOperator, Device, Operator
 from .errors import BindingError, DmlError, UnsupportedError, ValidationError
+from .graph import Expression, FusedActivation, Graph, gather_nd, mean_variance_normalization, one_hot, reduce, split
+from .ops.activations import (
+    ActivationCeluOperatorDesc,
+    ActivationEluOperatorDesc,
+    ActivationGeluOperatorDesc,
+    ActivationHardSigmoidOperatorDesc,
+    ActivationIdentityOperatorDesc,
+    ActivationLeakyReluOperatorDesc,
+    ActivationLinearOperatorDesc,
+    ActivationParametricSoftplusOperatorDesc,
+    ActivationReluOperatorDesc,
+    ActivationScaledEluOperatorDesc,
+    ActivationScaledTanhOperatorDesc,
+    ActivationShrinkOperatorDesc,
+    ActivationSigmoidOperatorDesc,
+    ActivationSoftplusOperatorDesc,
+    ActivationSoftsignOperatorDesc,
+    ActivationTanhOperatorDesc,
+    ActivationThresholdedReluOperatorDesc,
+)
 from .ops.base import OperatorDesc
+from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
+from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .types import DataType, ExecutionFlags, FeatureLevel, OperatorType, ReduceFunction, TensorFlags
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Binding", "BindingError", "CompiledOperator", "DataType", "Device", "DmlError", "ExecutionFlags",
-    "FeatureLevel", "Operator", "OperatorDesc", "OperatorType", "ReduceFunction", "ReduceOperatorDesc",
-    "TensorDesc", "TensorFlags", "UnsupportedError", "ValidationError", "calc_buffer_tensor_size",
+    "ActivationCeluOperatorDesc", "ActivationEluOperatorDesc", "ActivationGeluOperatorDesc",
+    "ActivationHardSigmoidOperatorDesc", "ActivationIdentityOperatorDesc", "ActivationLeakyReluOperatorDesc",
+    "ActivationLinearOperatorDesc", "ActivationParametricSoftplusOperatorDesc", "ActivationReluOperatorDesc",
+    "ActivationScaledEluOperatorDesc", "ActivationScaledTanhOperatorDesc", "ActivationShrinkOperatorDesc",
+    "ActivationSigmoidOperatorDesc", "ActivationSoftplusOperatorDesc", "ActivationSoftsignOperatorDesc",
+    "ActivationTanhOperatorDesc", "ActivationThresholdedReluOperatorDesc", "Binding", "BindingError",
+    "CompiledOperator", "DataType", "Device", "DmlError", "ExecutionFlags", "Expression", "FeatureLevel",
+    "FusedActivation", "GatherNd1OperatorDesc", "Graph", "MeanVarianceNormalization1OperatorDesc", "OneHotOperatorDesc",
+    "Operator", "OperatorDesc", "OperatorType", "ReduceFunction", "ReduceOperatorDesc", "SplitOperatorDesc",
+    "TensorDesc", "TensorFlags", "UnsupportedError", "ValidationError", "calc_buffer_tensor_size", "gather_nd",
+    "mean_variance_normalization", "one_hot", "reduce", "split",
 ]

@@ -1,0 +1,458 @@
+"""The fusable activations: DML_ACTIVATION_*_OPERATOR_DESC, one descriptor class each.
+
+An activation is given to a fusing operator (MEAN_VARIANCE_NORMALIZATION1's FusedActivation) with its InputTensor
+and OutputTensor absent; that operator's own tensors carry the data. As in DML, the same structs also describe the
+standalone activation operators: then both tensors are set (keyword-only here, since they are never positional in
+a fused activation)::
+
+    >>> ActivationLeakyReluOperatorDesc(alpha=0.1)                               # fused: no tensors
+    >>> ActivationLeakyReluOperatorDesc(0.1, input_tensor=x, output_tensor=y)    # standalone
+
+What is data here: ACTIVATIONS (per operator: the feature level that introduced it, its parameters in struct order
+with DML's names, the function it computes) and PARAMETER_RULES (the parameter values a level refuses). FIELDS maps
+DML's field names to the Python ones, for readers of DML-spelled models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import UnsupportedError, ValidationError
+from ..tensor import TensorDesc
+from ..types import FeatureLevel, OperatorType
+from .base import OperatorDesc, require_tensor
+
+L = FeatureLevel
+T = OperatorType
+
+#: DML field name -> Python field name, for every field an activation struct may have.
+FIELDS: dict[str, str] = {
+    "InputTensor": "input_tensor", "OutputTensor": "output_tensor", "Alpha": "alpha", "Beta": "beta",
+    "Gamma": "gamma", "Steepness": "steepness", "Bias": "bias", "Threshold": "threshold",
+}
+_DML_NAMES = {python: dml for dml, python in FIELDS.items()}
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+@dataclass(frozen=True)
+class ActivationInfo:
+    """One row of the activation table (DIGEST 2.4)."""
+
+    operator_type: OperatorType
+    level: FeatureLevel                 # the feature level that introduced it
+    parameters: tuple[str, ...]         # DML field names, in struct order
+    formula: str
+
+
+#: Every activation MEAN_VARIANCE_NORMALIZATION1 may fuse (DIGEST 2.4, DECISIONS 19).
+ACTIVATIONS: tuple[ActivationInfo, ...] = (
+    ActivationInfo(T.ACTIVATION_LINEAR, L.LEVEL_1_0, ("Alpha", "Beta"), "Alpha * x + Beta"),
+    ActivationInfo(T.ACTIVATION_SIGMOID, L.LEVEL_1_0, (), "1 / (1 + exp(-x))"),
+    ActivationInfo(T.ACTIVATION_HARD_SIGMOID, L.LEVEL_1_0, ("Alpha", "Beta"), "max(0, min(Alpha * x + Beta, 1))"),
+    ActivationInfo(T.ACTIVATION_TANH, L.LEVEL_1_0, (), "tanh(x)"),
+    ActivationInfo(T.ACTIVATION_SCALED_TANH, L.LEVEL_1_0, ("Alpha", "Beta"), "Alpha * tanh(Beta * x)"),
+    ActivationInfo(T.ACTIVATION_RELU, L.LEVEL_1_0, (), "max(0, x)"),
+    ActivationInfo(T.ACTIVATION_LEAKY_RELU, L.LEVEL_1_0, ("Alpha",), "x if x >= 0 else Alpha * x"),
+    ActivationInfo(T.ACTIVATION_THRESHOLDED_RELU, L.LEVEL_1_0, ("Alpha",), "x if x > Alpha else 0"),
+    ActivationInfo(T.ACTIVATION_ELU, L.LEVEL_1_0, ("Alpha",), "x if x >= 0 else Alpha * (exp(x) - 1)"),
+    ActivationInfo(T.ACTIVATION_CELU, L.LEVEL_3_0, ("Alpha",), "max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))"),
+    ActivationInfo(T.ACTIVATION_SCALED_ELU, L.LEVEL_1_0, ("Alpha", "Gamma"),
+                   "Gamma * x if x > 0 else Gamma * (Alpha * exp(x) - Alpha)"),
+    ActivationInfo(T.ACTIVATION_SOFTPLUS, L.LEVEL_1_0, ("Steepness",), "ln(1 + exp(Steepness * x)) / Steepness"),
+    ActivationInfo(T.ACTIVATION_PARAMETRIC_SOFTPLUS, L.LEVEL_1_0, ("Alpha", "Beta"), "Alpha * ln(1 + exp(Beta * x))"),
+    ActivationInfo(T.ACTIVATION_SOFTSIGN, L.LEVEL_1_0, (), "x / (1 + |x|)"),
+    ActivationInfo(T.ACTIVATION_IDENTITY, L.LEVEL_1_0, (), "x"),
+    ActivationInfo(T.ACTIVATION_SHRINK, L.LEVEL_2_0, ("Bias", "Threshold"),
+                   "x - Bias if x > Threshold; x + Bias if x < -Threshold; else 0"),
+    ActivationInfo(T.ACTIVATION_GELU, L.LEVEL_5_1, (), "0.5 * x * (1 + erf(x / sqrt(2)))"),
+)
+ACTIVATION_INFO: dict[OperatorType, ActivationInfo] = {info.operator_type: info for info in ACTIVATIONS}
+
+
+@dataclass(frozen=True)
+class ParameterRule:
+    """A parameter value an activation refuses: below `minimum` (when set) or zero (when `nonzero`).
+
+    `lifted_at`: the feature level from which the rule no longer applies (None: it applies at every level).
+    """
+
+    operator_type: OperatorType
+    parameter: str                      # DML field name
+    minimum: float | None = None
+    nonzero: bool = False
+    lifted_at: FeatureLevel | None = None
+
+    def allows(self, value: float) -> bool:
+        if self.minimum is not None and value < self.minimum:
+            return False
+        return not (self.nonzero and value == 0.0)
+
+    def requirement(self) -> str:
+        return f"at least {self.minimum:g}" if self.minimum is not None else "nonzero"
+
+
+#: Parameter rules by feature level. SOFTPLUS: "Steepness cannot be less than 1" until FL 6_4 [W:flh]. Two
+#: divisions by a parameter are refused at every level, since the formula has no value there: SOFTPLUS divides
+#: by Steepness, CELU by Alpha (opendml's ruling; DML's pages say nothing).
+PARAMETER_RULES: tuple[ParameterRule, ...] = (
+    ParameterRule(T.ACTIVATION_SOFTPLUS, "Steepness", minimum=1.0, lifted_at=L.LEVEL_6_4),
+    ParameterRule(T.ACTIVATION_SOFTPLUS, "Steepness", nonzero=True),
+    ParameterRule(T.ACTIVATION_CELU, "Alpha", nonzero=True),
+)
+
+
+@dataclass(frozen=True)
+class ActivationOperatorDesc(OperatorDesc):
+    """Base of the DML_ACTIVATION_*_OPERATOR_DESC classes: parameters first (positional, DML's order), then the
+    keyword-only InputTensor and OutputTensor, which a fused activation leaves as None."""
+
+    input_tensor: TensorDesc | None = field(default=None, kw_only=True)
+    output_tensor: TensorDesc | None = field(default=None, kw_only=True)
+
+    def __post_init__(self) -> None:
+        operator = self.OPERATOR_TYPE.dml_name
+        for name in ("input_tensor", "output_tensor"):
+            value = getattr(self, name)
+            if value is not None:
+                require_tensor(operator, _DML_NAMES[name], value)
+        for name in self.parameter_names():
+            object.__setattr__(self, name, float_field(operator, _DML_NAMES[name], getattr(self, name)))
+
+    # -- the table's view of this class ---------------------------------------------------------------------------
+
+    @classmethod
+    def info(cls) -> ActivationInfo:
+        return ACTIVATION_INFO[cls.OPERATOR_TYPE]
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The Python names of the FLOAT parameters, in struct order."""
+        return tuple(FIELDS[name] for name in ACTIVATION_INFO[cls.OPERATOR_TYPE].parameters)
+
+    def parameters(self) -> dict[str, float]:
+        """{DML name: value} of the parameters, in struct order."""
+        return {_DML_NAMES[name]: float(getattr(self, name)) for name in self.parameter_names()}
+
+    @property
+    def is_fused_form(self) -> bool:
+        """Whether both tensors are absent, as a FusedActivation must have them."""
+        return self.input_tensor is None and self.output_tensor is None
+
+    # -- rules --------------------------------------------------------------------------------------------------
+
+    def check_fusable(self, operator: str, level: FeatureLevel, field_name: str = "FusedActivation") -> None:
+        """The rules of a fused activation inside `operator`: no tensors, its level, its parameter rules."""
+        here = f"{field_name} ({self.OPERATOR_TYPE.dml_name})"
+        for name in ("input_tensor", "output_tensor"):
+            if getattr(self, name) is not None:
+                raise ValidationError(f"{operator}: {field_name}.{_DML_NAMES[name]} is set; a fused activation's "
+                                      f"InputTensor and OutputTensor must be absent (None): the fusing operator's "
+                                      f"tensors carry the data")
+        self.check_level_and_parameters(operator, level, here, f"{field_name}.")
+
+    def check_level_and_parameters(self, operator: str, level: FeatureLevel, subject: str, prefix: str) -> None:
+        introduced = self.info().level
+        if level < introduced:
+            raise UnsupportedError(f"{operator}: {subject} needs feature level {introduced}; the device is at {level}")
+        values = self.parameters()
+        for rule in PARAMETER_RULES:
+            if rule.operator_type is not self.OPERATOR_TYPE:
+                continue
+            value = values[rule.parameter]
+            if (rule.lifted_at is not None and level >= rule.lifted_at) or rule.allows(value):
+                continue
+            if rule.lifted_at is not None:
+                raise UnsupportedError(f"{operator}: {prefix}{rule.parameter} {value:g} needs feature level "
+                                       f"{rule.lifted_at} (below it {rule.parameter} must be {rule.requirement()}); "
+                                       f"the device is at {level}")
+            raise ValidationError(f"{operator}: {prefix}{rule.parameter} is {value:g}; it must be "
+                                  f"{rule.requirement()}")
+
+    # -- standalone use (OperatorDesc) --------------------------------------------------------------------------
+
+    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
+        return [("InputTensor", self.input_tensor)]
+
+    def output_slots(self) -> list[tuple[str, TensorDesc]]:
+        return [] if self.output_tensor is None else [("OutputTensor", self.output_tensor)]
+
+    def validate(self, level: FeatureLevel) -> None:
+        """As a standalone operator: both tensors, the shared tensor rules, the level and the parameter rules.
+        The standalone support tables are not part of opendml's specification yet, so this ends in
+        UnsupportedError once everything else has been checked."""
+        operator = self.label
+        for name in ("input_tensor", "output_tensor"):
+            if getattr(self, name) is None:
+                raise ValidationError(f"{operator}: {_DML_NAMES[name]} is absent; a standalone activation needs "
+                                      f"both InputTensor and OutputTensor (only a FusedActivation leaves them out)")
+        self.check_tensors()
+        self.check_level_and_parameters(operator, level, operator, "")
+        raise UnsupportedError(f"{operator} as a standalone operator is not implemented; use it as the "
+                               f"FusedActivation of DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1")
+
+
+def float_field(operator: str, name: str, value: object) -> float:
+    """A FLOAT field as a Python float: a real number that a FLOAT holds as a finite value.
+
+    NaN, infinities and finite values beyond FLOAT's range (which a FLOAT would silently turn into infinity) are
+    refused; kernels use the value rounded to FLOAT.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValidationError(f"{operator}: {name} is {value!r}; it must be a number (FLOAT)")
+    number = float(value)
+    if not math.isfinite(number) or abs(number) > _FLOAT32_MAX:
+        raise ValidationError(f"{operator}: {name} is {number!r}; it must be a finite FLOAT (magnitude at most "
+                              f"{_FLOAT32_MAX:.6g})")
+    return number
+
+
+# -- the 17 classes -------------------------------------------------------------------------------------------------
+# Defaults are DIGEST 2.4's "typical defaults" (SCALED_ELU: DirectMLX's exact float values); LINEAR and
+# PARAMETRIC_SOFTPLUS have none.
+
+
+@dataclass(frozen=True)
+class ActivationLinearOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_LINEAR_OPERATOR_DESC (FL 1_0): f(x) = Alpha * x + Beta.
+
+    >>> ActivationLinearOperatorDesc(alpha=2.0, beta=1.0)      # 3 -> 7
+    """
+
+    alpha: float
+    beta: float
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_LINEAR
+
+
+@dataclass(frozen=True)
+class ActivationSigmoidOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SIGMOID_OPERATOR_DESC (FL 1_0): f(x) = 1 / (1 + exp(-x)).
+
+    >>> ActivationSigmoidOperatorDesc()                       # 0 -> 0.5
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SIGMOID
+
+
+@dataclass(frozen=True)
+class ActivationHardSigmoidOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_HARD_SIGMOID_OPERATOR_DESC (FL 1_0): f(x) = max(0, min(Alpha * x + Beta, 1)).
+
+    >>> ActivationHardSigmoidOperatorDesc()                   # Alpha 0.2, Beta 0.5: 1 -> 0.7
+    """
+
+    alpha: float = 0.2
+    beta: float = 0.5
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_HARD_SIGMOID
+
+
+@dataclass(frozen=True)
+class ActivationTanhOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_TANH_OPERATOR_DESC (FL 1_0): f(x) = tanh(x).
+
+    >>> ActivationTanhOperatorDesc()                          # 0 -> 0
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_TANH
+
+
+@dataclass(frozen=True)
+class ActivationScaledTanhOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SCALED_TANH_OPERATOR_DESC (FL 1_0): f(x) = Alpha * tanh(Beta * x).
+
+    >>> ActivationScaledTanhOperatorDesc(alpha=2.0, beta=1.0)  # large x -> 2
+    """
+
+    alpha: float = 1.0
+    beta: float = 0.5
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SCALED_TANH
+
+
+@dataclass(frozen=True)
+class ActivationReluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_RELU_OPERATOR_DESC (FL 1_0): f(x) = max(0, x).
+
+    >>> ActivationReluOperatorDesc()                          # -1 -> 0, 2 -> 2
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_RELU
+
+
+@dataclass(frozen=True)
+class ActivationLeakyReluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_LEAKY_RELU_OPERATOR_DESC (FL 1_0): f(x) = x if x >= 0 else Alpha * x.
+
+    >>> ActivationLeakyReluOperatorDesc(alpha=0.1)            # -2 -> -0.2
+    """
+
+    alpha: float = 0.01
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_LEAKY_RELU
+
+
+@dataclass(frozen=True)
+class ActivationThresholdedReluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC (FL 1_0): f(x) = x if x > Alpha else 0.
+
+    >>> ActivationThresholdedReluOperatorDesc()               # Alpha 1: 1 -> 0, 1.5 -> 1.5
+    """
+
+    alpha: float = 1.0
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_THRESHOLDED_RELU
+
+
+@dataclass(frozen=True)
+class ActivationEluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_ELU_OPERATOR_DESC (FL 1_0): f(x) = x if x >= 0 else Alpha * (exp(x) - 1).
+
+    >>> ActivationEluOperatorDesc()                           # very negative x -> -1
+    """
+
+    alpha: float = 1.0
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_ELU
+
+
+@dataclass(frozen=True)
+class ActivationCeluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_CELU_OPERATOR_DESC (FL 3_0): f(x) = max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1)).
+    Alpha must not be 0.
+
+    >>> ActivationCeluOperatorDesc(alpha=2.0)                 # very negative x -> -2
+    """
+
+    alpha: float = 1.0
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_CELU
+
+
+@dataclass(frozen=True)
+class ActivationScaledEluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SCALED_ELU_OPERATOR_DESC (FL 1_0): f(x) = Gamma * x if x > 0 else Gamma * (Alpha * exp(x) -
+    Alpha); the defaults are SELU's constants as DirectMLX writes them.
+
+    >>> ActivationScaledEluOperatorDesc()                     # 1 -> 1.0507...
+    """
+
+    alpha: float = 1.67326319217681884765625
+    gamma: float = 1.05070102214813232421875
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SCALED_ELU
+
+
+@dataclass(frozen=True)
+class ActivationSoftplusOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SOFTPLUS_OPERATOR_DESC (FL 1_0): f(x) = ln(1 + exp(Steepness * x)) / Steepness.
+    Steepness must be at least 1 below FL 6_4, and never 0.
+
+    >>> ActivationSoftplusOperatorDesc()                      # 0 -> ln 2
+    """
+
+    steepness: float = 1.0
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SOFTPLUS
+
+
+@dataclass(frozen=True)
+class ActivationParametricSoftplusOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_PARAMETRIC_SOFTPLUS_OPERATOR_DESC (FL 1_0): f(x) = Alpha * ln(1 + exp(Beta * x)).
+
+    >>> ActivationParametricSoftplusOperatorDesc(alpha=2.0, beta=1.0)   # 0 -> 2 ln 2
+    """
+
+    alpha: float
+    beta: float
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_PARAMETRIC_SOFTPLUS
+
+
+@dataclass(frozen=True)
+class ActivationSoftsignOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SOFTSIGN_OPERATOR_DESC (FL 1_0): f(x) = x / (1 + |x|).
+
+    >>> ActivationSoftsignOperatorDesc()                      # 1 -> 0.5
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SOFTSIGN
+
+
+@dataclass(frozen=True)
+class ActivationIdentityOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_IDENTITY_OPERATOR_DESC (FL 1_0): f(x) = x.
+
+    >>> ActivationIdentityOperatorDesc()
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_IDENTITY
+
+
+@dataclass(frozen=True)
+class ActivationShrinkOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_SHRINK_OPERATOR_DESC (FL 2_0): f(x) = x - Bias if x > Threshold, x + Bias if x < -Threshold,
+    else 0.
+
+    >>> ActivationShrinkOperatorDesc()                        # Bias 0, Threshold 0.5: 0.4 -> 0, 0.6 -> 0.6
+    """
+
+    bias: float = 0.0
+    threshold: float = 0.5
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_SHRINK
+
+
+@dataclass(frozen=True)
+class ActivationGeluOperatorDesc(ActivationOperatorDesc):
+    """DML_ACTIVATION_GELU_OPERATOR_DESC (FL 5_1): f(x) = 0.5 * x * (1 + erf(x / sqrt(2))) (the exact form, not
+    the tanh approximation).
+
+    >>> ActivationGeluOperatorDesc()                          # 1 -> 0.8413...
+    """
+
+    OPERATOR_TYPE: ClassVar[OperatorType] = T.ACTIVATION_GELU
+
+
+#: Operator type -> descriptor class, for every fusable activation.
+ACTIVATION_CLASSES: dict[OperatorType, type[ActivationOperatorDesc]] = {
+    cls.OPERATOR_TYPE: cls for cls in (
+        ActivationLinearOperatorDesc, ActivationSigmoidOperatorDesc, ActivationHardSigmoidOperatorDesc,
+        ActivationTanhOperatorDesc, ActivationScaledTanhOperatorDesc, ActivationReluOperatorDesc,
+        ActivationLeakyReluOperatorDesc, ActivationThresholdedReluOperatorDesc, ActivationEluOperatorDesc,
+        ActivationCeluOperatorDesc, ActivationScaledEluOperatorDesc, ActivationSoftplusOperatorDesc,
+        ActivationParametricSoftplusOperatorDesc, ActivationSoftsignOperatorDesc, ActivationIdentityOperatorDesc,
+        ActivationShrinkOperatorDesc, ActivationGeluOperatorDesc,
+    )
+}
+
+
+def _check_tables() -> None:
+    """The classes and the table must agree (fields in struct order); a mismatch is a bug in this module."""
+    assert set(ACTIVATION_CLASSES) == set(ACTIVATION_INFO)
+    for operator_type, cls in ACTIVATION_CLASSES.items():
+        names = tuple(item.name for item in fields(cls) if item.name not in ("input_tensor", "output_tensor"))
+        assert names == cls.parameter_names(), (operator_type, names)
+
+
+_check_tables()
+
+
+def fusable_names() -> str:
+    """The DML names of the fusable activations, for messages."""
+    return ", ".join(info.operator_type.dml_name for info in ACTIVATIONS)
+
+
+def make_activation(operator_type: OperatorType | str, dml_fields: Mapping[str, object] | None = None
+                    ) -> ActivationOperatorDesc:
+    """An activation from its DML operator name (or the short one, "ELU") and DML-named fields, e.g.
+    make_activation("DML_OPERATOR_ACTIVATION_ELU", {"Alpha": 0.5})."""
+    if isinstance(operator_type, str) and operator_type.strip().upper() in {
+            info.operator_type.name[len("ACTIVATION_"):] for info in ACTIVATIONS}:
+        operator_type = "ACTIVATION_" + operator_type.strip().upper()   # the short name, e.g. "ELU"
+    kind = OperatorType.parse(operator_type)
+    cls = ACTIVATION_CLASSES.get(kind)
+    if cls is None:
+        raise ValidationError(f"{kind.dml_name} is not a fusable activation; the fusable ones are {fusable_names()}")
+    kwargs: dict[str, object] = {}
+    allowed = ("InputTensor", "OutputTensor", *cls.info().parameters)
+    for name, value in (dml_fields or {}).items():
+        if name not in allowed:
+            raise ValidationError(f"{kind.dml_name}: {name} is not one of its fields ({', '.join(allowed)})")
+        kwargs[FIELDS[name]] = value
+    return cls(**kwargs)  # type: ignore[arg-type]
