@@ -249,3 +249,25 @@ def test_version_and_help() -> None:
     for command in ("dispatch", "validate", "ops"):
         result = opendml(command, "--help")
         assert result.returncode == 0 and result.stdout.startswith(f"usage: opendml {command}")
+
+
+@pytest.mark.parametrize("activation", [
+    {"Type": "ACTIVATION_LINEAR", "Alpha": 2.0, "Beta": 1.0},                                   # the short form
+    {"Type": "DML_OPERATOR_ACTIVATION_LINEAR", "Desc": {"Alpha": 2.0, "Beta": 1.0}},            # the long form
+])
+def test_fused_activation_forms_and_absent_optional_tensors(tmp_path: Path, activation: dict[str, Any]) -> None:
+    # x = 1, 2, 3, 4 over axes {2, 3}: mean 2.5, variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25, so
+    # (x - 2.5) / sqrt(1.25) = -1.341641, -0.447214, 0.447214, 1.341641; then LINEAR 2 * y + 1.
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 2]}
+    model = {
+        "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 2, 3, 4]},
+                      "y": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 4, "value": 0}}},
+        "dispatchables": {"mvn": {"type": "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1", "desc": {
+            "InputTensor": tensor, "OutputTensor": tensor, "AxisCount": 2, "Axes": [2, 3], "NormalizeVariance": True,
+            "Epsilon": 0.0, "FusedActivation": activation}}},
+        "commands": [{"type": "dispatch", "dispatchable": "mvn", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
+                     {"type": "print", "resource": "y"}],
+    }
+    result = opendml("dispatch", _write(tmp_path, model))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Resource 'y': -1.68328, 0.105573, 1.89443, 3.68328\n"

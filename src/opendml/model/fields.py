@@ -42,6 +42,7 @@ class Field:
     optional: bool = False
     enum_type: type[enum.Enum] | None = None
     count_name: str | None = None  # the DML count field of an array
+    has_default: bool = False      # the Python constructor may omit it
 
     def describe(self) -> str:
         kind = self.enum_type.__name__ if self.enum_type is not None else self.kind.value
@@ -66,8 +67,8 @@ def fields_of(desc_type: type[OperatorDesc]) -> tuple[Field, ...]:
         name = dml_name(item.name)
         kind, optional, enum_type = _kind(hints[item.name])
         count = COUNT_FIELDS.get(name, name[:-1] + "Count") if kind in (Kind.TENSOR_ARRAY, Kind.UINT_ARRAY) else None
-        result.append(Field(item.name, name, kind, optional or item.default is not dataclasses.MISSING,
-                            enum_type, count))
+        has_default = item.default is not dataclasses.MISSING or item.default_factory is not dataclasses.MISSING
+        result.append(Field(item.name, name, kind, optional or has_default, enum_type, count, has_default))
     return tuple(result)
 
 

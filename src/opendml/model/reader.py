@@ -319,6 +319,8 @@ def read_operator_desc(path: str, desc_type: type[OperatorDesc], spec: dict[str,
         item_path = f"{path}.{item.dml_name}"
         if item.dml_name not in spec:
             if item.optional:
+                if not item.has_default:  # an optional tensor or operator left out of the JSON: DML's null
+                    kwargs[item.python_name] = None
                 continue
             raise ModelError(item_path, f"is missing; {desc_type.OPERATOR_TYPE.dml_name} requires it")
         kwargs[item.python_name] = _field_value(item, item_path, spec[item.dml_name])
