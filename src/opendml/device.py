@@ -114,10 +114,7 @@ class CompiledOperator:
         self._owned: dict[int, FlatArray] = {}
         self._owned_slots = {index for index, (_, desc) in enumerate(self._inputs)
                              if desc is not None and desc.flags & TensorFlags.OWNED_BY_DML}
-        kernel = operator.device.backend.compile(self.desc, flags)
-        # DML's debug layer checks data at dispatch (GATHER_ND1's index range): a kernel that has such checks
-        # offers them as `debug_kernel`, which a debug device runs instead.
-        self._kernel = getattr(kernel, "debug_kernel", kernel) if operator.device.debug else kernel
+        self._kernel = operator.device.backend.compile(self.desc, flags, operator.device.debug)
 
     def __repr__(self) -> str:
         return f"CompiledOperator({self._label}, flags={self.flags!r})"

@@ -1,6 +1,8 @@
-"""Backends run validated operators. Each one answers three questions: which data types it supports, and how
-to turn a descriptor into a kernel. A kernel reads and writes flat, typed views of the bound buffers
-(element 0 = the binding's offset), addressing elements through the descriptor's element strides."""
+"""Backends run validated operators. Each one answers two questions: which data types it supports, and how to
+turn a descriptor into a kernel. A kernel reads and writes flat, typed views of the bound buffers
+(element 0 = the binding's offset), addressing elements through the descriptor's element strides. With
+debug=True a backend returns a kernel with DML's debug-layer checks of the data (e.g. GATHER_ND1's indices),
+which raises before writing anything."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ class Backend(Protocol):
 
     def supports_data_type(self, data_type: DataType) -> bool: ...
 
-    def compile(self, desc: OperatorDesc, flags: ExecutionFlags) -> Kernel: ...
+    def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel: ...
 
 
 def get_backend(name: str) -> Backend:

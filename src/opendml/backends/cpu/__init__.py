@@ -1,6 +1,6 @@
 """The CPU backend: NumPy and numba kernels, one module per operator.
 
-Each operator module defines `compile_kernel(desc, flags) -> Kernel`. Modules load on first use, so that
+Each operator module defines `compile_kernel(desc, flags, debug) -> Kernel`. Modules load on first use, so that
 importing opendml does not import numba or compile anything.
 """
 
@@ -30,10 +30,10 @@ class CpuBackend:
         # Every DML type with a NumPy dtype (DECISIONS 7); the packed 4-bit types are not used by these operators.
         return data_type not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
 
-    def compile(self, desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+    def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
         module_name = _KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
         module = importlib.import_module(f"{__name__}.{module_name}")
-        kernel: Kernel = module.compile_kernel(desc, flags)
+        kernel: Kernel = module.compile_kernel(desc, flags, debug)
         return kernel

@@ -20,7 +20,7 @@ when the chunk's output is one contiguous range; outputs of 1 MiB or more are sp
 a second thread keeps more random reads in flight.
 
 Out-of-range coordinates are clamped (DECISIONS 21); `GatherKernel.debug_kernel` is the variant a
-`Device(debug=True)` runs, which checks every tuple first and raises, writing nothing, on the first one out of
+`Device(debug=True)` compiles, which checks every tuple first and raises, writing nothing, on the first one out of
 range.
 """
 
@@ -41,7 +41,7 @@ from ...errors import BindingError
 from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import FlatArray
+from .. import FlatArray, Kernel
 from .memory_kernels import STREAMING_THRESHOLD_BYTES, copy_bytes, fence, stream_copy
 
 Int64Array = npt.NDArray[np.int64]
@@ -447,5 +447,6 @@ class GatherKernel:
                             f"written")
 
 
-def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> GatherKernel:
-    return GatherKernel(cast(GatherNd1OperatorDesc, desc))
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    kernel = GatherKernel(cast(GatherNd1OperatorDesc, desc))
+    return kernel.debug_kernel if debug else kernel

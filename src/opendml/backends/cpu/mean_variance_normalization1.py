@@ -682,7 +682,7 @@ class MvnPlan:
                      self._fparams, self._tag)
 
 
-def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     """All descriptor work happens here; the kernel only binds views and runs. FLOAT32 computation is used
     whatever the flags say: ALLOW_HALF_PRECISION_COMPUTATION permits but does not require FLOAT16."""
     plan = MvnPlan(cast(MeanVarianceNormalization1OperatorDesc, desc))

@@ -126,7 +126,7 @@ _streamed_rows: Any = njit_cached(_streamed_rows_loops)
 _columns: Any = njit_cached(_columns_loops)
 
 
-def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     one_hot = cast(OneHotOperatorDesc, desc)
     indices, result, axis = one_hot.indices_tensor, one_hot.output_tensor, one_hot.axis
     depth, step = one_hot.depth, result.element_strides[axis]

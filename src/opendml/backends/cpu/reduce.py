@@ -12,7 +12,7 @@ from .. import FlatArray, Kernel
 from .reduce_kernels import make_reduce_plan
 
 
-def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     reduce_desc = cast(ReduceOperatorDesc, desc)
     source, result = reduce_desc.input_tensor, reduce_desc.output_tensor
     plan = make_reduce_plan(int(reduce_desc.function), source.data_type.numpy_dtype, result.data_type.numpy_dtype,

@@ -93,7 +93,7 @@ _split_rows: Any = njit_cached(_split_rows_plain)
 _split_rows_streamed: Any = njit_cached(_split_rows_streaming)
 
 
-def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags) -> Kernel:
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     split = cast(SplitOperatorDesc, desc)
     source, outputs, axis = split.input_tensor, split.output_tensors, split.axis
     itemsize = source.data_type.element_size
