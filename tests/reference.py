@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -267,3 +267,310 @@ def reference_reduce(function: object, x: np.ndarray, axes: Sequence[int], outpu
             value = int(value)
         out[index] = wrap_int(value, out_dtype)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SPLIT and ONE_HOT
+# ---------------------------------------------------------------------------------------------------------------------
+# Naive reference implementations of SPLIT and ONE_HOT, the oracles of their property tests.
+#
+# Independent of the ``opendml`` package (never import it here) and as plain as possible: a Python loop over every
+# logical index, element by element, with the rules as the doc pages and DECISIONS.md 14-16 state them. Index
+# values are read as exact Python integers, so huge UINT64 values are never mistaken for negative ones.
+
+
+def _every_index(shape: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    return itertools.product(*(range(size) for size in shape))
+
+
+def reference_split(x: np.ndarray, axis: int, sizes: Sequence[int]) -> list[np.ndarray]:
+    """Output i holds the input elements whose coordinate along ``axis`` lies in [start_i, start_i + sizes[i]),
+    start_i being the sum of the sizes before it (DECISIONS 14)."""
+    outputs = []
+    start = 0
+    for size in sizes:
+        shape = list(x.shape)
+        shape[axis] = size
+        output = np.empty(shape, x.dtype)
+        for index in _every_index(shape):
+            source = list(index)
+            source[axis] += start
+            output[index] = x[tuple(source)]
+        outputs.append(output)
+        start += size
+    if start != x.shape[axis]:
+        raise ValueError(f"the sizes {list(sizes)} do not add up to {x.shape[axis]}")
+    return outputs
+
+
+def off_and_on(values: np.ndarray) -> tuple[np.generic, np.generic]:
+    """OffValue: the element at coordinate 0 everywhere. OnValue: coordinate 1 along the highest-numbered
+    dimension whose size is > 1, 0 elsewhere (DECISIONS 16)."""
+    rank = values.ndim
+    dims = [dim for dim, size in enumerate(values.shape) if size > 1]
+    if not dims:
+        raise ValueError("the values tensor needs at least 2 elements")
+    on_index = [0] * rank
+    on_index[dims[-1]] = 1
+    return values[(0,) * rank], values[tuple(on_index)]
+
+
+def reference_one_hot(indices: np.ndarray, values: np.ndarray, depth: int, axis: int) -> np.ndarray:
+    """Each sequence along ``axis`` (``depth`` long) is OffValue except at its index's position, OnValue.
+
+    A negative index of a signed index type counts from the end (index + depth); an index still outside
+    [0, depth) leaves the whole sequence at OffValue (DECISIONS 15). Signed index types exist from feature level
+    3_0, where negative indices are supported, so the type alone decides."""
+    if indices.shape[axis] != 1:
+        raise ValueError("the indices must have size 1 along the axis")
+    off, on = off_and_on(values)
+    signed = indices.dtype.kind == "i"
+    shape = list(indices.shape)
+    shape[axis] = depth
+    output = np.empty(shape, values.dtype)
+    for index in _every_index(shape):
+        at = list(index)
+        at[axis] = 0
+        raw = int(indices[tuple(at)])
+        position = raw + depth if signed and raw < 0 else raw
+        output[index] = on if 0 <= position < depth and index[axis] == position else off
+    return output
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GATHER_ND1
+# ---------------------------------------------------------------------------------------------------------------------
+# A naive GATHER_ND1 oracle, written from DIGEST 2.5 and DECISIONS 20-21 without the package's code.
+#
+# One Python loop over the index positions; each tuple's coordinates are read as Python integers (so UINT64 values
+# of 2^63 and more stay what they are), wrapped once if negative and signed, and clamped; the gathered sub-block is
+# NumPy's basic indexing of the meaningful input.
+
+
+def gather_nd1_output_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...], input_dimension_count: int,
+                            indices_dimension_count: int, batch_dimension_count: int) -> tuple[int, ...]:
+    """The indices' meaningful sizes without the tuple size, then the input's meaningful sizes after the batch and
+    tuple dimensions, padded on the left with 1s to the common rank."""
+    rank = len(input_sizes)
+    meaningful_input = input_sizes[rank - input_dimension_count:]
+    meaningful_indices = indices_sizes[rank - indices_dimension_count:]
+    tuple_size = meaningful_indices[-1]
+    sizes = meaningful_indices[:-1] + meaningful_input[batch_dimension_count + tuple_size:]
+    return (1,) * (rank - len(sizes)) + sizes
+
+
+def reference_gather_nd1(x: np.ndarray, indices: np.ndarray, input_dimension_count: int,
+                         indices_dimension_count: int, batch_dimension_count: int, *, signed: bool
+                         ) -> tuple[np.ndarray, list[tuple[tuple[int, ...], int]]]:
+    """(the logical output, every out-of-range coordinate as (its logical index in the indices tensor, value)).
+
+    The out-of-range list is in row-major order over the index positions, then coordinate order within a tuple.
+    """
+    rank = x.ndim
+    data = x.reshape(x.shape[rank - input_dimension_count:])
+    tuples = indices.reshape(indices.shape[rank - indices_dimension_count:])
+    batch = batch_dimension_count
+    tuple_size = tuples.shape[-1]
+    rest_shape = data.shape[batch + tuple_size:]
+    result = np.empty(tuples.shape[:-1] + rest_shape, dtype=x.dtype)
+    bad: list[tuple[tuple[int, ...], int]] = []
+    leading = (0,) * (rank - indices_dimension_count)
+    for position in itertools.product(*(range(n) for n in tuples.shape[:-1])):
+        coordinates = []
+        for k in range(tuple_size):
+            value = int(tuples[(*position, k)])
+            size = data.shape[batch + k]
+            coordinate = value + size if signed and value < 0 else value
+            if not 0 <= coordinate < size:
+                bad.append((leading + position + (k,), value))
+                coordinate = min(max(coordinate, 0), size - 1)
+            coordinates.append(coordinate)
+        result[position] = data[tuple(position[:batch]) + tuple(coordinates)]
+    output_sizes = gather_nd1_output_sizes(x.shape, indices.shape, input_dimension_count, indices_dimension_count,
+                                           batch_dimension_count)
+    return result.reshape(output_sizes), bad
+
+
+def reference_gather_nd1_vectorized(x: np.ndarray, indices: np.ndarray, input_dimension_count: int,
+                                    indices_dimension_count: int, batch_dimension_count: int, *, signed: bool
+                                    ) -> np.ndarray:
+    """The same rule as reference_gather_nd1 with NumPy fancy indexing, for inputs too large for a Python loop.
+
+    UINT64 values of 2^63 and more would not survive int64 arithmetic: callers use them only with the loop."""
+    rank = x.ndim
+    data = x.reshape(x.shape[rank - input_dimension_count:])
+    tuples = indices.reshape(indices.shape[rank - indices_dimension_count:]).astype(np.int64)
+    batch = batch_dimension_count
+    coordinates = []
+    for k in range(tuples.shape[-1]):
+        size = data.shape[batch + k]
+        value = tuples[..., k]
+        if signed:
+            value = np.where(value < 0, value + size, value)
+        coordinates.append(np.clip(value, 0, size - 1))
+    batch_grid = np.indices(tuples.shape[:batch], sparse=True) if batch else ()
+    batch_index = tuple(axis.reshape(axis.shape + (1,) * (tuples.ndim - 1 - batch)) for axis in batch_grid)
+    result = data[batch_index + tuple(coordinates)]
+    output_sizes = gather_nd1_output_sizes(x.shape, indices.shape, input_dimension_count, indices_dimension_count,
+                                           batch_dimension_count)
+    return np.asarray(result).reshape(output_sizes)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# MEAN_VARIANCE_NORMALIZATION1 and the fusable activations
+# ---------------------------------------------------------------------------------------------------------------------
+# Naive float64 reference of MEAN_VARIANCE_NORMALIZATION1 and its fusable activations: the test oracle.
+#
+# Independent of the ``opendml`` package (never import it here) and written as plainly as possible: NumPy float64
+# for the statistics, Python's ``math`` module element by element for the activations. Speed is irrelevant.
+#
+# Conventions the project rules on (DECISIONS 17, 19 and the kernel's documented behaviour):
+# - population variance (divide by N); Epsilon inside the square root; absent Scale = 1, absent Bias = 0;
+# - Epsilon and the activation parameters are FLOAT: the caller passes them rounded to float32;
+# - every activation maps NaN to NaN, and gives its limit at +-infinity where the formula would compute inf * 0
+#   or inf / inf (GELU(-inf) = 0, SOFTSIGN(+-inf) = +-1, TANH(+-inf) = +-1).
+
+
+#: The 17 activations, by DML name without the DML_OPERATOR_ACTIVATION_ prefix, with their parameter names.
+ACTIVATION_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "LINEAR": ("Alpha", "Beta"),
+    "SIGMOID": (),
+    "HARD_SIGMOID": ("Alpha", "Beta"),
+    "TANH": (),
+    "SCALED_TANH": ("Alpha", "Beta"),
+    "RELU": (),
+    "LEAKY_RELU": ("Alpha",),
+    "THRESHOLDED_RELU": ("Alpha",),
+    "ELU": ("Alpha",),
+    "CELU": ("Alpha",),
+    "SCALED_ELU": ("Alpha", "Gamma"),
+    "SOFTPLUS": ("Steepness",),
+    "PARAMETRIC_SOFTPLUS": ("Alpha", "Beta"),
+    "SOFTSIGN": (),
+    "IDENTITY": (),
+    "SHRINK": ("Bias", "Threshold"),
+    "GELU": (),
+}
+
+
+def _softplus(z: float) -> float:
+    """ln(1 + e^z) without overflow."""
+    if z > 0:
+        return z + math.log1p(math.exp(-z))
+    return math.log1p(math.exp(z))
+
+
+def _exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def _expm1(v: float) -> float:
+    try:
+        return math.expm1(v)
+    except OverflowError:
+        return math.inf
+
+
+def _gelu(x: float) -> float:
+    if x == -math.inf:
+        return 0.0
+    # 0.5 * x * (1 + erf(x / sqrt 2)) == 0.5 * x * erfc(-x / sqrt 2); erfc keeps the negative tail accurate.
+    return 0.5 * x * math.erfc(-x / math.sqrt(2.0))
+
+
+def _softsign(x: float) -> float:
+    if math.isinf(x):
+        return math.copysign(1.0, x)
+    return x / (1.0 + abs(x))
+
+
+def _celu(x: float, alpha: float) -> float:
+    return max(0.0, x) + min(0.0, alpha * _expm1(x / alpha))
+
+
+def _hard_sigmoid(z: float) -> float:
+    """max(0, min(z, 1)) with NaN kept (Python's min/max would drop it, e.g. Alpha 0 times an infinite x)."""
+    return z if math.isnan(z) else max(0.0, min(z, 1.0))
+
+
+def _shrink(x: float, bias: float, threshold: float) -> float:
+    if x > threshold:
+        return x - bias
+    if x < -threshold:
+        return x + bias
+    return 0.0
+
+
+def _scalar_activation(name: str, p: Sequence[float]) -> Callable[[float], float]:
+    """The activation as a Python function of one float64 (NaN handled by the caller)."""
+    table: dict[str, Callable[[float], float]] = {
+        "LINEAR": lambda x: p[0] * x + p[1],
+        "SIGMOID": lambda x: 1.0 / (1.0 + _exp(-x)),
+        "HARD_SIGMOID": lambda x: _hard_sigmoid(p[0] * x + p[1]),
+        "TANH": math.tanh,
+        "SCALED_TANH": lambda x: p[0] * math.tanh(p[1] * x),
+        "RELU": lambda x: max(0.0, x),
+        "LEAKY_RELU": lambda x: x if x >= 0 else p[0] * x,
+        "THRESHOLDED_RELU": lambda x: x if x > p[0] else 0.0,
+        "ELU": lambda x: x if x >= 0 else p[0] * _expm1(x),
+        "CELU": lambda x: _celu(x, p[0]),
+        "SCALED_ELU": lambda x: p[1] * x if x > 0 else p[1] * (p[0] * _expm1(x)),  # = Alpha * exp(x) - Alpha
+        "SOFTPLUS": lambda x: _softplus(p[0] * x) / p[0],
+        "PARAMETRIC_SOFTPLUS": lambda x: p[0] * _softplus(p[1] * x),
+        "SOFTSIGN": _softsign,
+        "IDENTITY": lambda x: x,
+        "SHRINK": lambda x: _shrink(x, p[0], p[1]),
+        "GELU": _gelu,
+    }
+    return table[name]
+
+
+def apply_activation(name: str | None, parameters: Sequence[float], values: np.ndarray) -> np.ndarray:
+    """The activation applied element by element in float64 (None: no activation)."""
+    values = np.asarray(values, np.float64)
+    if name is None:
+        return values.copy()
+    function = _scalar_activation(name, [float(v) for v in parameters])
+    out = np.empty_like(values)
+    flat_in, flat_out = values.reshape(-1), out.reshape(-1)
+    for index, value in enumerate(flat_in.tolist()):
+        flat_out[index] = math.nan if math.isnan(value) else function(value)
+    return out
+
+
+def reference_statistics(x: np.ndarray, axes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, population variance) over ``axes`` in float64, keepdims; two passes."""
+    x64 = np.asarray(x, np.float64)
+    axes_tuple = tuple(axes)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = x64.mean(axis=axes_tuple, keepdims=True)
+        variance = np.square(x64 - mean).mean(axis=axes_tuple, keepdims=True)
+    return mean, variance
+
+
+def reference_normalized(x: np.ndarray, scale: np.ndarray | None, bias: np.ndarray | None, axes: Sequence[int],
+                         normalize_variance: bool, epsilon: float) -> np.ndarray:
+    """Scale * (x - mean) / sqrt(variance + epsilon) + Bias (without the division when normalize_variance is
+    False), in float64, before any activation. Scale and Bias broadcast NumPy-style (size-1 dimensions)."""
+    x64 = np.asarray(x, np.float64)
+    mean, variance = reference_statistics(x64, axes)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        y = x64 - mean
+        if normalize_variance:
+            y = y / np.sqrt(variance + epsilon)
+        if scale is not None:
+            y = y * np.asarray(scale, np.float64)
+        if bias is not None:
+            y = y + np.asarray(bias, np.float64)
+    return np.asarray(y)
+
+
+def reference_mvn(x: np.ndarray, scale: np.ndarray | None, bias: np.ndarray | None, axes: Sequence[int],
+                  normalize_variance: bool, epsilon: float, activation: str | None = None,
+                  parameters: Sequence[float] = ()) -> np.ndarray:
+    """The whole operator in float64, unrounded."""
+    y = reference_normalized(x, scale, bias, axes, normalize_variance, epsilon)
+    return apply_activation(activation, parameters, y)

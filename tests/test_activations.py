@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from reference_mvn import ACTIVATION_PARAMETERS, apply_activation
+from reference import ACTIVATION_PARAMETERS, apply_activation
 
 import opendml as dml
 from opendml.ops import activations as act

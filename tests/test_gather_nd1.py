@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
-from reference_gather_nd1 import gather_nd1_output_sizes, reference_gather_nd1, reference_gather_nd1_vectorized
+from reference import gather_nd1_output_sizes, reference_gather_nd1, reference_gather_nd1_vectorized
 from strategies import (
     OUTPUT_STRIDE_KINDS,
     addressed_byte_mask,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-from reference_mvn import ACTIVATION_PARAMETERS, apply_activation, reference_normalized, reference_statistics
+from reference import ACTIVATION_PARAMETERS, apply_activation, reference_normalized, reference_statistics
 from strategies import (
     OUTPUT_STRIDE_KINDS,
     addressed_byte_mask,

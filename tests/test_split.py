@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from reference_split_one_hot import reference_split
+from reference import reference_split
 from strategies import (
     OUTPUT_STRIDE_KINDS,
     addressed_byte_mask,
