@@ -864,6 +864,40 @@ class ReducePlan:
         self._kernel(x, out, self._meta, self._tab, self._tag)
 
 
+#: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a numba loop: NumPy's
+#: SIMD argmax/argmin return the first extreme and the first NaN, and its max/min propagate NaN.
+_NUMPY_RUN_FUNCTIONS = frozenset({ARGMAX, ARGMIN, MAX, MIN})
+
+
+class _NumpyRunPlan:
+    """A REDUCE whose input is `rows` contiguous runs of `length` elements (rows `row_stride` apart), one output
+    element per run, done with NumPy's vectorized reductions over a strided 2-D view."""
+
+    __slots__ = ("_function", "_in_dtype", "_in_shape", "_in_strides", "_out_dtype", "_out_strides", "_rows")
+
+    def __init__(self, function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any], rows: int,
+                 row_stride: int, length: int, out_stride: int) -> None:
+        self._function = function
+        self._in_dtype, self._out_dtype = input_dtype, output_dtype
+        self._rows = rows
+        self._in_shape = (rows, length)
+        self._in_strides = (row_stride * input_dtype.itemsize, input_dtype.itemsize)
+        self._out_strides = (out_stride * output_dtype.itemsize,)
+
+    def __call__(self, x: np.ndarray[Any, Any], out: np.ndarray[Any, Any]) -> None:
+        # np.ndarray over a buffer checks that the view stays inside it.
+        source = np.ndarray(self._in_shape, self._in_dtype, buffer=x, strides=self._in_strides)
+        target = np.ndarray((self._rows,), self._out_dtype, buffer=out, strides=self._out_strides)
+        function = self._function
+        if function == MAX:
+            np.max(source, axis=1, out=target)
+        elif function == MIN:
+            np.min(source, axis=1, out=target)
+        else:  # the index comes as intp; a per-call buffer keeps concurrent dispatches apart
+            index = np.argmax(source, axis=1) if function == ARGMAX else np.argmin(source, axis=1)
+            target[...] = index
+
+
 def _offsets(sizes: list[int], strides: list[int]) -> npt.NDArray[np.int64]:
     """Row-major table of sum(i_d * stride_d) over the given dims."""
     off = np.zeros(1, np.int64)
@@ -913,7 +947,7 @@ def _check(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any
 
 def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any],
                      input_sizes: tuple[int, ...], input_strides: tuple[int, ...],
-                     output_strides: tuple[int, ...], axes: tuple[int, ...]) -> ReducePlan:
+                     output_strides: tuple[int, ...], axes: tuple[int, ...]) -> ReducePlan | _NumpyRunPlan:
     """Plan a REDUCE of a strided tensor over ``axes`` (see module docstring)."""
     input_dtype = np.dtype(input_dtype)
     output_dtype = np.dtype(output_dtype)
@@ -941,6 +975,11 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
         red = [(1, 0)]
     if not kept:
         kept = [(1, 0, 0)]
+
+    if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and len(kept) == 1 and len(red) == 1 \
+            and red[0][1] == 1:
+        (rows, row_stride, out_stride), (length, _) = kept[0], red[0]
+        return _NumpyRunPlan(function, input_dtype, output_dtype, rows, row_stride, length, out_stride)
 
     # The loop dims: the kept dim with the smallest nonzero input stride, and
     # the reduced one likewise (for arg: the last one, see module docstring).
