@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 from hypothesis import strategies as st
 
-if TYPE_CHECKING:
-    import opendml
+import opendml as dml
 
 Strides = tuple[int, ...] | None
 
@@ -214,19 +212,24 @@ def strides_for(draw: st.DrawFn, sizes: Sequence[int], kind: str | None = None, 
 @st.composite
 def tensor_descs(
     draw: st.DrawFn,
-    data_type: opendml.DataType,
+    data_type: dml.DataType,
     sizes: Sequence[int],
     kind: str | None = None,
     *,
     allow_zero: bool = True,
-) -> opendml.TensorDesc:
+) -> dml.TensorDesc:
     """A valid ``opendml.TensorDesc`` of ``sizes`` with strides drawn by :func:`strides_for`."""
-    import opendml
 
     strides = draw(strides_for(sizes, kind, allow_zero=allow_zero))
-    return opendml.TensorDesc(data_type, list(sizes), None if strides is None else list(strides))
+    return dml.TensorDesc(data_type, list(sizes), None if strides is None else list(strides))
 
 
 def byte_offsets(max_blocks: int = 3) -> st.SearchStrategy[int]:
     """Binding byte offsets: multiples of 16."""
     return st.integers(0, max_blocks).map(lambda k: k * BINDING_ALIGNMENT)
+
+
+def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
+      **kwargs: object) -> dml.TensorDesc:
+    """A TensorDesc in one short call, for the tables of bad descriptors."""
+    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]

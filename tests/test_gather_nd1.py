@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from reference import gather_nd1_output_sizes, reference_gather_nd1, reference_gather_nd1_vectorized
 from strategies import (
     OUTPUT_STRIDE_KINDS,
+    T,
     addressed_byte_mask,
     build_buffer,
     byte_offsets,
@@ -31,9 +32,6 @@ F32 = dml.DataType.FLOAT32
 PREFIX = r"DML_OPERATOR_GATHER_ND1: "
 
 
-def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
-      **kwargs: object) -> dml.TensorDesc:
-    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
 def compile_gather(input_tensor: dml.TensorDesc, indices_tensor: dml.TensorDesc, output_tensor: dml.TensorDesc,

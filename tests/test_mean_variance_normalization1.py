@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from reference import ACTIVATION_PARAMETERS, apply_activation, reference_normalized, reference_statistics
 from strategies import (
     OUTPUT_STRIDE_KINDS,
+    T,
     addressed_byte_mask,
     build_buffer,
     byte_offsets,
@@ -33,9 +34,6 @@ MVN = dml.MeanVarianceNormalization1OperatorDesc
 LEVELS = [str(level) for level in dml.FeatureLevel]
 
 
-def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
-      **kwargs: object) -> dml.TensorDesc:
-    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
 def compile_mvn(desc: dml.OperatorDesc, level: str = "6_4") -> dml.CompiledOperator:

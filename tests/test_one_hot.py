@@ -17,6 +17,7 @@ from hypothesis.extra.numpy import arrays
 from reference import off_and_on, reference_one_hot
 from strategies import (
     OUTPUT_STRIDE_KINDS,
+    T,
     addressed_byte_mask,
     build_buffer,
     byte_offsets,
@@ -35,9 +36,6 @@ F32 = dml.DataType.FLOAT32
 PREFIX = r"DML_OPERATOR_ONE_HOT: "
 
 
-def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
-      **kwargs: object) -> dml.TensorDesc:
-    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
 def compile_one_hot(indices: dml.TensorDesc, values: dml.TensorDesc, output: dml.TensorDesc, axis: int,

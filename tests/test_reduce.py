@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from strategies import T
 
 import opendml as dml
 
@@ -119,9 +120,6 @@ def test_owned_by_dml_input_is_bound_at_initialization() -> None:
 
 # -- bad descriptors ---------------------------------------------------------------------------------------------
 
-def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
-      **kwargs: object) -> dml.TensorDesc:
-    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
 PREFIX = r"DML_OPERATOR_REDUCE \(Function (SUM|ARGMAX|ARGMIN|L2)\): "

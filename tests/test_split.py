@@ -17,6 +17,7 @@ from hypothesis.extra.numpy import arrays
 from reference import reference_split
 from strategies import (
     OUTPUT_STRIDE_KINDS,
+    T,
     addressed_byte_mask,
     build_buffer,
     byte_offsets,
@@ -34,9 +35,6 @@ F32 = dml.DataType.FLOAT32
 PREFIX = r"DML_OPERATOR_SPLIT: "
 
 
-def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None = None,
-      **kwargs: object) -> dml.TensorDesc:
-    return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
 def compile_split(input_tensor: dml.TensorDesc, output_tensors: list[dml.TensorDesc], axis: int,
