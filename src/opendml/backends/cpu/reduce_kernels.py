@@ -43,18 +43,11 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic, overload
 
-ARGMAX = 0
-ARGMIN = 1
-AVERAGE = 2
-L1 = 3
-L2 = 4
-LOG_SUM = 5
-LOG_SUM_EXP = 6
-MAX = 7
-MIN = 8
-MULTIPLY = 9
-SUM = 10
-SUM_SQUARE = 11
+from ...types import ReduceFunction
+
+# Plain ints, which numba freezes into the kernels as constants.
+(ARGMAX, ARGMIN, AVERAGE, L1, L2, LOG_SUM, LOG_SUM_EXP, MAX, MIN, MULTIPLY, SUM,
+ SUM_SQUARE) = (int(function) for function in ReduceFunction)
 
 _FLOAT_ONLY = frozenset({AVERAGE, L2, LOG_SUM, LOG_SUM_EXP})
 _INDEX_DTYPES = frozenset(np.dtype(t) for t in (np.uint32, np.int32, np.uint64, np.int64))
