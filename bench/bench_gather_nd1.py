@@ -28,47 +28,15 @@ the startup time of a fresh interpreter to its first gather with a cold and a wa
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
-import json
-import os
-import platform
-import statistics
-import subprocess
 import sys
-import tempfile
-import textwrap
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+import _harness as h
 import numpy as np
+from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
-
-
-def _optional(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-torch: Any = _optional("torch")
-onnx: Any = _optional("onnx")
-ort: Any = _optional("onnxruntime") if onnx is not None else None
-numba: Any = _optional("numba")
-
-Array = np.ndarray[Any, Any]
-
-FLOOR, OPENDML, NUMPY, TORCH, TORCH1, ORT = "floor", "opendml", "NumPy", "PyTorch", "PyTorch 1T", "ONNX Runtime"
-PEERS = (NUMPY, TORCH, TORCH1, ORT)
-COLUMNS = (OPENDML, *PEERS)
-
-DISPATCH_TARGET_US = 15.0
-
 
 # -- workloads ------------------------------------------------------------------------------------------------
 
@@ -131,23 +99,6 @@ def _linear_index_parts(work: Workload) -> tuple[list[int], int]:
 
 # -- implementations ------------------------------------------------------------------------------------------
 
-def _nothing() -> None:
-    return None
-
-
-@dataclass
-class Runner:
-    """One implementation of one workload: `run` computes into `out` (preallocated); `before` runs untimed."""
-
-    name: str
-    run: Callable[[], object]
-    out: Array
-    before: Callable[[], None] = _nothing
-    note: str = ""
-    times: list[float] = field(default_factory=list)
-    cpu_times: list[float] = field(default_factory=list)
-
-
 def make_floor(work: Workload, indices: Array, rng: np.random.Generator) -> Runner:
     source = rng.standard_normal(work.out_shape, dtype=np.float32)
     target = np.empty_like(source)
@@ -157,7 +108,7 @@ def make_floor(work: Workload, indices: Array, rng: np.random.Generator) -> Runn
         np.copyto(target, source)
         np.max(flat)
 
-    return Runner(FLOOR, run, target)
+    return Runner(h.FLOOR, run, [target])
 
 
 def make_opendml(device: dml.Device, work: Workload, x: Array, indices: Array) -> Runner:
@@ -168,7 +119,7 @@ def make_opendml(device: dml.Device, work: Workload, x: Array, indices: Array) -
                                      dml.TensorDesc("FLOAT32", work.out_shape), rank, rank, work.batch)
     compiled = device.compile_operator(device.create_operator(desc))
     inputs, outputs = [dml.Binding(x), dml.Binding(indices)], [dml.Binding(out)]
-    return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), out)
+    return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), [out])
 
 
 def make_numpy(work: Workload, x: Array, indices: Array) -> Runner:
@@ -179,7 +130,7 @@ def make_numpy(work: Workload, x: Array, indices: Array) -> Runner:
     target = out.reshape(-1, rest) if rest > 1 else out.reshape(-1)
     if work.batch == 0 and work.tuple_size == 1:
         rows = indices.reshape(-1)
-        return Runner(NUMPY, lambda: np.take(table, rows, axis=0, out=target, mode="clip"), out,
+        return Runner(NUMPY, lambda: np.take(table, rows, axis=0, out=target, mode="clip"), [out],
                       note="np.take(axis=0, out=, mode='clip') on the indices")
     linear = np.empty(work.indices_shape[:-1], np.int64)
     offsets = (np.arange(work.input_shape[0], dtype=np.int64) * batch_size).reshape(
@@ -193,7 +144,7 @@ def make_numpy(work: Workload, x: Array, indices: Array) -> Runner:
         np.add(linear, offsets, out=linear)
         np.take(table, linear.reshape(-1), axis=0, out=target, mode="clip")
 
-    return Runner(NUMPY, run, out, note="linear index (multiply, add into a preallocated int64 buffer), then "
+    return Runner(NUMPY, run, [out], note="linear index (multiply, add into a preallocated int64 buffer), then "
                                         "np.take(out=, mode='clip')")
 
 
@@ -219,11 +170,8 @@ def make_torch(work: Workload, x: Array, indices: Array, threads: int, name: str
             linear.add_(offsets)
             torch.index_select(table, 0, linear.reshape(-1), out=target)
 
-    def before() -> None:
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-
-    return Runner(name, call, out, before=before, note="index_select(out=) on the (computed) linear index")
+    return Runner(name, call, [out], before=h.torch_threads(threads),
+                  note="index_select(out=) on the (computed) linear index")
 
 
 def make_ort(work: Workload, x: Array, indices: Array) -> Runner:
@@ -237,148 +185,28 @@ def make_ort(work: Workload, x: Array, indices: Array) -> Runner:
     y_info = helper.make_tensor_value_info("y", tensor_proto.FLOAT, list(onnx_shape))
     node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=work.batch)
     graph = helper.make_graph([node], "gather_nd", [x_info, i_info], [y_info])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    binding = session.io_binding()
-    x_value = ort.OrtValue.ortvalue_from_numpy(x)
-    i_value = ort.OrtValue.ortvalue_from_numpy(indices)
-    y_value = ort.OrtValue.ortvalue_from_numpy(out.reshape(onnx_shape))
-    binding.bind_ortvalue_input("x", x_value)
-    binding.bind_ortvalue_input("i", i_value)
-    binding.bind_ortvalue_output("y", y_value)
-    keep = (x_value, i_value, y_value)  # the OrtValues wrap the arrays' memory: the closure keeps them alive
-
-    def run_bound(_keep: tuple[Any, ...] = keep) -> None:
-        session.run_with_iobinding(binding)
-
-    return Runner(ORT, run_bound, out)
-
-
-# -- timing -----------------------------------------------------------------------------------------------------
-
-def time_interleaved(runners: list[Runner], repeat: int) -> None:
-    """Each round runs every implementation once, in order; median over rounds. gc is off while timing."""
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            for runner in runners:
-                runner.before()
-                cpu0, wall0 = time.process_time(), time.perf_counter()
-                runner.run()
-                wall1, cpu1 = time.perf_counter(), time.process_time()
-                runner.times.append(wall1 - wall0)
-                runner.cpu_times.append(cpu1 - cpu0)
-    finally:
-        gc.enable()
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
-def poison(array: Array) -> None:
-    """Fills an output buffer with NaN, which no correct run leaves there, to show the run wrote into it."""
-    array.fill(np.nan)
-
-
-@dataclass
-class Outcome:
-    work: Workload
-    floor_s: float
-    ratios: dict[str, float | None]
-    missing: dict[str, str]
-    problems: list[str]
-    notes: list[str]
-    first_call_s: float
-    cpu_per_wall: dict[str, float]
+    return h.ort_runner(graph, 13, 8, {"x": x, "i": indices}, {"y": out.reshape(onnx_shape)}, [out])
 
 
 def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.random.Generator) -> Outcome:
     x = work.make_input(rng)
     indices = work.make_indices(rng)
     ref = reference(work, x, indices)
-    missing: dict[str, str] = {}
-    problems: list[str] = []
-    notes: list[str] = []
 
-    start = time.perf_counter()
-    mine = make_opendml(device, work, x, indices)
-    mine.run()
-    first_call_s = time.perf_counter() - start
-    runners = [make_floor(work, indices, rng), mine]
+    def check_one(runner: Runner, mine: Runner, errors: dict[str, float]) -> str | None:
+        """Every result bit for bit the reference's."""
+        if np.array_equal(runner.result(), ref):
+            return None
+        return f"{runner.name} differs from the NumPy fancy-indexing reference"
 
-    def add(name: str, build: Callable[[], Runner], available: bool) -> None:
-        if not available:
-            missing[name] = "not installed"
-            return
-        try:
-            runner = build()
-            runner.run()
-        except Exception as error:  # a peer without this operator or type: shown as n/a
-            missing[name] = f"n/a ({type(error).__name__}: {str(error).splitlines()[0][:100]})"
-            return
-        runners.append(runner)
-
-    add(NUMPY, lambda: make_numpy(work, x, indices), True)
-    default_threads = torch.get_num_threads() if torch is not None else 0
-    add(TORCH, lambda: make_torch(work, x, indices, default_threads, TORCH), torch is not None)
-    add(TORCH1, lambda: make_torch(work, x, indices, 1, TORCH1), torch is not None)
-    add(ORT, lambda: make_ort(work, x, indices), ort is not None)
-
-    # Correctness, once: every implementation writes into a NaN-poisoned buffer and must equal the reference.
-    for runner in runners[1:]:
-        runner.before()
-        poison(runner.out)
-        runner.run()
-        if not np.array_equal(runner.out, ref):
-            problems.append(f"{runner.name} differs from the NumPy fancy-indexing reference")
-        if runner.note:
-            notes.append(f"{runner.name}: {runner.note}")
-
-    for runner in runners:  # warm-up: caches, thread pools, page faults
-        runner.before()
-        runner.run()
-    time_interleaved(runners, repeat)
-    if torch is not None:
-        torch.set_num_threads(default_threads)
-
-    floor_s = median(runners[0].times)
-    ratios: dict[str, float | None] = {name: None for name in COLUMNS}
-    cpu_per_wall: dict[str, float] = {}
-    for runner in runners[1:]:
-        ratios[runner.name] = median(runner.times) / floor_s
-        cpu_per_wall[runner.name] = sum(runner.cpu_times) / sum(runner.times)
-    cpu_per_wall[FLOOR] = sum(runners[0].cpu_times) / sum(runners[0].times)
-    return Outcome(work, floor_s, ratios, missing, problems, notes, first_call_s, cpu_per_wall)
+    return h.measure(label=work.label, target=work.target, repeat=repeat,
+                   opendml=lambda: make_opendml(device, work, x, indices), floor=lambda: make_floor(work, indices, rng),
+                   with_numpy=lambda: make_numpy(work, x, indices),
+                   with_torch=lambda threads, name: make_torch(work, x, indices, threads, name),
+                   with_ort=lambda: make_ort(work, x, indices), check=check_one)
 
 
 # -- dispatch overhead and startup ------------------------------------------------------------------------------
-
-def per_call_us(call: Callable[[], object], count: int) -> float:
-    for _ in range(min(count, 200)):
-        call()
-    samples = []
-    clock = time.perf_counter_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(count):
-            start = clock()
-            call()
-            samples.append(clock() - start)
-    finally:
-        gc.enable()
-    return statistics.median(samples) / 1000.0
-
 
 def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
     """A [16, 16] float32 table, 4 rows gathered by INT64 indices."""
@@ -391,26 +219,22 @@ def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
     inputs, outputs = [dml.Binding(x), dml.Binding(rows)], [dml.Binding(out)]
     flat = rows.reshape(-1)
     results = {
-        "opendml execute, reused Bindings": per_call_us(lambda: compiled.execute(inputs, outputs), count),
-        "opendml execute, fresh Bindings": per_call_us(
+        "opendml execute, reused Bindings": h.per_call_us(lambda: compiled.execute(inputs, outputs), count),
+        "opendml execute, fresh Bindings": h.per_call_us(
             lambda: compiled.execute([dml.Binding(x), dml.Binding(rows)], [dml.Binding(out)]), count),
-        "NumPy np.take(out=, mode='clip')": per_call_us(
+        "NumPy np.take(out=, mode='clip')": h.per_call_us(
             lambda: np.take(x, flat, axis=0, out=out, mode="clip"), count),
     }
     if not np.array_equal(out, x[flat]):
         raise AssertionError("the [16,16] gather gave a wrong result")
     if torch is not None:
         xt, it, ot = torch.from_numpy(x), torch.from_numpy(flat), torch.from_numpy(out)
-        results["PyTorch index_select(out=)"] = per_call_us(lambda: torch.index_select(xt, 0, it, out=ot), count)
+        results["PyTorch index_select(out=)"] = h.per_call_us(lambda: torch.index_select(xt, 0, it, out=ot), count)
     return results
 
 
-_STARTUP_CHILD = textwrap.dedent("""
-    import json, time
-    start = time.perf_counter()
-    import numpy as np
-    import opendml as dml
-    imported = time.perf_counter()
+# The startup child, from its inputs to its first result.
+STARTUP_RUN = """
     x = np.arange(256 * 64, dtype=np.float32).reshape(256, 64)
     rows = np.arange(255, -1, -1, dtype=np.int64).reshape(256, 1)
     out = np.empty((256, 64), np.float32)
@@ -419,173 +243,27 @@ _STARTUP_CHILD = textwrap.dedent("""
                                      dml.TensorDesc("FLOAT32", [256, 64]), 2, 2, 0)
     compiled = device.compile_operator(device.create_operator(desc))
     compiled.execute([dml.Binding(x), dml.Binding(rows)], [dml.Binding(out)])
-    done = time.perf_counter()
-    assert np.array_equal(out, x[::-1])
-    print(json.dumps({"import_s": imported - start, "first_result_s": done - imported}))
-""")
+"""
 
-
-def startup(cache_dir: str) -> dict[str, float]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    start = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", _STARTUP_CHILD], env=env, capture_output=True, text=True,
-                           check=False)
-    total = time.perf_counter() - start
-    if child.returncode != 0:
-        raise RuntimeError(f"the startup child failed:\n{child.stderr[-2000:]}")
-    parts: dict[str, float] = json.loads(child.stdout.strip().splitlines()[-1])
-    parts["total_s"] = total
-    return parts
-
-
-# -- report -----------------------------------------------------------------------------------------------------
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def print_table(outcomes: list[Outcome]) -> None:
-    label_width = max(len("workload"), *(len(outcome.work.label) for outcome in outcomes))
-    headers = ["workload".ljust(label_width), "floor ms", *COLUMNS]
-    widths = [len(header) for header in headers]
-    rows = []
-    for outcome in outcomes:
-        cells = [outcome.work.label.ljust(label_width), f"{outcome.floor_s * 1e3:.2f}"]
-        for name in COLUMNS:
-            cell = fmt_ratio(outcome.ratios[name])
-            if any(problem.startswith(name + " ") for problem in outcome.problems):
-                cell += "!"
-            cells.append(cell)
-        rows.append(cells)
-        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return " | ".join([cells[0].ljust(widths[0]), *(cell.rjust(width)
-                                                        for cell, width in zip(cells[1:], widths[1:], strict=True))])
-
-    print(line(headers))
-    print("-+-".join("-" * width for width in widths))
-    for cells in rows:
-        print(line(cells))
-    print("(ratios: median time / median floor time; lower is better; '!' = result mismatch, see checks; "
-          "'-' = peer not installed or without this operator)")
-
-
-def verdict(outcome: Outcome) -> str:
-    mine = outcome.ratios[OPENDML]
-    assert mine is not None
-    peers = {name: ratio for name, ratio in outcome.ratios.items()
-             if name in PEERS and ratio is not None and not any(p.startswith(name + " ") for p in outcome.problems)}
-    floor_ok = mine <= outcome.work.target
-    text = (f"{outcome.work.label}: opendml {mine:.2f}x floor (target <= {outcome.work.target:.1f}x) "
-            f"{'MET' if floor_ok else 'MISSED'}")
-    if peers:
-        fastest = min(peers, key=lambda name: peers[name])
-        peer_ok = mine <= peers[fastest]
-        text += (f"; vs fastest peer {fastest} {peers[fastest]:.2f}x: {mine / peers[fastest]:.2f}x its time "
-                 f"{'MET' if peer_ok else 'MISSED'}")
-    else:
-        peer_ok = True
-        text += "; no peer to compare"
-    return ("OK    " if floor_ok and peer_ok else "MISS  ") + text
-
-
-def thread_summary(outcomes: list[Outcome]) -> list[str]:
-    lines = []
-    numba_threads = numba.get_num_threads() if numba is not None else "n/a"
-    declared = {
-        FLOOR: "np.copyto + np.max, 1 thread",
-        OPENDML: (f"numba kernel; outputs of 1 MiB or more are split over numba.get_num_threads() = {numba_threads} "
-                  f"threads (prange: random reads wait on memory latency, so a second thread keeps more in flight)"),
-        NUMPY: "1 thread",
-        TORCH: f"torch.get_num_threads() = {torch.get_num_threads()} (default)" if torch is not None else "-",
-        TORCH1: "torch.set_num_threads(1)" if torch is not None else "-",
-        ORT: ("one-node opset-13 GatherND model, io_binding to preallocated OrtValues; intra_op_num_threads = 1, "
-              "inter_op = 1, spinning off") if ort is not None else "-",
-    }
-    for name in (FLOOR, *COLUMNS):
-        shares = [outcome.cpu_per_wall[name] for outcome in outcomes if name in outcome.cpu_per_wall]
-        measured = (f"process CPU/wall in timed calls median {statistics.median(shares):.2f}, max {max(shares):.2f}"
-                    if shares else "not run")
-        lines.append(f"  {name:<13} {declared[name]}; {measured}")
-    return lines
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats (under a minute)")
-    parser.add_argument("--repeat", type=int, default=None, help="timed rounds per workload")
-    parser.add_argument("--no-startup", action="store_true", help="skip the fresh-interpreter startup timing")
-    args = parser.parse_args()
-    repeat = args.repeat if args.repeat is not None else (5 if args.quick else 25)
-    if repeat < 1:
-        parser.error("--repeat must be at least 1")
-    dispatch_count = 3000 if args.quick else 20000
-
-    began = time.perf_counter()
-    print(f"opendml {dml.__version__} | Python {platform.python_version()} | NumPy {np.__version__} | "
-          f"numba {numba.__version__ if numba is not None else '-'} | "
-          f"torch {torch.__version__ if torch is not None else '-'} | "
-          f"onnxruntime {ort.__version__ if ort is not None else '-'}")
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          f"{repeat} interleaved rounds per workload")
-    if os.getloadavg()[0] > 0.5:
-        print("WARNING: the machine is busy (load average above 0.5); timings are noisy")
-    device = dml.Device()
-    rng = np.random.default_rng(20240501)
-
-    outcomes = []
-    for work in WORKLOADS:
-        outcomes.append(bench_workload(device, work, repeat, rng))
-        print(f"  done: {work.label} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
-
-    print()
-    print_table(outcomes)
-    print()
-    print("Targets (opendml within 1.5x of the floor, 2.5x for the element gather, and not slower than the fastest "
-          "peer):")
-    for outcome in outcomes:
-        print("  " + verdict(outcome))
-    print()
-    print("Threads:")
-    print("  (process CPU/wall above 1 means more than one thread was busy; below 1, the process waited)")
-    for line in thread_summary(outcomes):
-        print(line)
-    print()
-    print("Checks (each result once, written into a NaN-poisoned preallocated buffer, compared bit for bit):")
-    for outcome in outcomes:
-        print(f"  {outcome.work.label}: {'all equal' if not outcome.problems else 'MISMATCH'}; opendml first call "
-              f"(compile + run) {outcome.first_call_s * 1e3:.0f} ms")
-        for problem in outcome.problems:
-            print(f"    MISMATCH: {problem}")
-        for name, why in outcome.missing.items():
-            if why != "not installed":
-                print(f"    {name}: {why}")
-        for note in dict.fromkeys(outcome.notes):
-            print(f"    {note}")
-
-    print()
-    print(f"Dispatch overhead (4 rows of a [16,16] float32 table; median of {dispatch_count} calls):")
-    for name, micros in dispatch_overhead(device, dispatch_count).items():
-        mark = ""
-        if name == "opendml execute, reused Bindings":
-            mark = f"  (target < {DISPATCH_TARGET_US:.0f} us: {'MET' if micros < DISPATCH_TARGET_US else 'MISSED'})"
-        print(f"  {name:<34} {micros:8.2f} us{mark}")
-
-    if not args.no_startup:
-        print()
-        print("Startup (fresh `python -c` to the first result of a [256,64] row gather; wall time measured by the "
-              "parent):")
-        with tempfile.TemporaryDirectory(prefix="opendml-numba-cache-") as cache_dir:
-            for kind in ("cold numba cache", "warm numba cache"):
-                parts = startup(cache_dir)
-                print(f"  {kind}: {parts['total_s']:.2f} s total (import numpy + opendml {parts['import_s']:.2f} s, "
-                      f"then Device/compile/first execute {parts['first_result_s']:.2f} s)")
-
-    print()
-    print(f"load average {os.getloadavg()[0]:.2f} at end; whole run {time.perf_counter() - began:.0f} s")
-    return 0
+SUITE = h.Suite(
+    doc=__doc__, workloads=WORKLOADS, bench=bench_workload, seed=20240501, full_repeat=25,
+    quick_help="fewer repeats (under a minute)",
+    targets_title="Targets (opendml within 1.5x of the floor, 2.5x for the element gather, and not slower than the "
+                  "fastest peer):",
+    floor_threads="np.copyto + np.max, 1 thread",
+    opendml_threads=(f"numba kernel; outputs of 1 MiB or more are split over numba.get_num_threads() = "
+                     f"{h.numba_threads()} threads (prange: random reads wait on memory latency, so a second thread "
+                     f"keeps more in flight)"),
+    ort_model="one-node opset-13 GatherND model",
+    checks_title="Checks (each result once, written into a NaN-poisoned preallocated buffer, compared bit for bit):",
+    check_summary=lambda outcome: (f"{'all equal' if not outcome.problems else 'MISMATCH'}; opendml first call "
+                                   f"(compile + run) {outcome.first_call_s * 1e3:.0f} ms"),
+    dispatch_title="Dispatch overhead (4 rows of a [16,16] float32 table; median of {count} calls):",
+    dispatch=dispatch_overhead, dispatch_width=34,
+    startup_of="a [256,64] row gather",
+    startup_run=STARTUP_RUN, startup_check="assert np.array_equal(out, x[::-1])",
+)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(h.run_suite(SUITE))

@@ -23,48 +23,19 @@ result is checked once: opendml against a float64 reference, each peer against o
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
-import json
 import math
-import os
-import platform
-import statistics
-import subprocess
 import sys
-import tempfile
-import textwrap
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import _harness as h
 import numpy as np
+from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
 
-
-def _optional(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-torch: Any = _optional("torch")
-onnx: Any = _optional("onnx")
-ort: Any = _optional("onnxruntime") if onnx is not None else None
-numba: Any = _optional("numba")
-
-Array = np.ndarray[Any, Any]
-
-FLOOR, OPENDML, NUMPY, TORCH, TORCH1, ORT = "floor", "opendml", "NumPy", "PyTorch", "PyTorch 1T", "ONNX Runtime"
-PEERS = (NUMPY, TORCH, TORCH1, ORT)
-COLUMNS = (OPENDML, *PEERS)
-
 TARGET = 1.5          # opendml's ratio over the floor should stay within this
-DISPATCH_TARGET_US = 15.0
 EPSILON = 1e-5
 
 
@@ -121,33 +92,6 @@ def reference(work: Workload, x: Array, scale: Array, bias: Array) -> Array:
 
 # -- implementations ------------------------------------------------------------------------------------------
 
-def _nothing() -> None:
-    return None
-
-
-@dataclass
-class Runner:
-    """One implementation of one workload: `run` computes; `result` returns what it computed (by default the
-    preallocated `out`); `before` runs untimed."""
-
-    name: str
-    run: Callable[[], object]
-    out: Array
-    before: Callable[[], None] = _nothing
-    note: str = ""
-    result_of: Callable[[], Array] | None = None
-    times: list[float] = field(default_factory=list)
-    cpu_times: list[float] = field(default_factory=list)
-
-    def result(self) -> Array:
-        return self.out if self.result_of is None else self.result_of()
-
-
-def make_floor(x: Array) -> Runner:
-    target = np.empty_like(x)
-    return Runner(FLOOR, lambda: np.copyto(target, x), target)
-
-
 _DML_TYPES = {np.dtype(np.float32): "FLOAT32", np.dtype(np.float16): "FLOAT16"}
 _ACTIVATIONS: dict[str | None, Callable[[], dml.OperatorDesc] | None] = {
     None: None, "RELU": dml.ActivationReluOperatorDesc, "GELU": dml.ActivationGeluOperatorDesc}
@@ -163,7 +107,7 @@ def make_opendml(device: dml.Device, work: Workload, x: Array, scale: Array, bia
                                                       None if build is None else build())
     compiled = device.compile_operator(device.create_operator(desc))
     inputs, outputs = [dml.Binding(x), dml.Binding(scale), dml.Binding(bias)], [dml.Binding(out)]
-    return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), out)
+    return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), [out])
 
 
 def make_numpy(work: Workload, x: Array, scale: Array, bias: Array) -> Runner:
@@ -201,7 +145,7 @@ def make_numpy(work: Workload, x: Array, scale: Array, bias: Array) -> Runner:
         if half:
             np.copyto(out, deviation, casting="same_kind")
 
-    return Runner(NUMPY, run, out, note="mean, subtract, square, mean, rsqrt, multiply, add (preallocated scratch)")
+    return Runner(NUMPY, run, [out], note="mean, subtract, square, mean, rsqrt, multiply, add (preallocated scratch)")
 
 
 def make_torch(work: Workload, x: Array, scale: Array, bias: Array, threads: int, name: str) -> Runner:
@@ -229,13 +173,9 @@ def make_torch(work: Workload, x: Array, scale: Array, bias: Array, threads: int
         def run() -> None:
             holder["y"] = norm()
 
-    def before() -> None:
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-
     kind = "layer_norm" if work.is_layer_norm else "instance_norm"
     note = f"{kind} allocates its output (no out= form); the activation runs in place on it"
-    return Runner(name, run, np.empty(0, x.dtype), before=before, note=note,
+    return Runner(name, run, [], before=h.torch_threads(threads), note=note,
                   result_of=lambda: np.asarray(holder["y"].numpy()))
 
 
@@ -260,51 +200,10 @@ def make_ort(work: Workload, x: Array, scale: Array, bias: Array) -> Runner:
         nodes.append(helper.make_node("Gelu", [norm_out], ["y"]))
     graph = helper.make_graph(nodes, "mvn", [helper.make_tensor_value_info("x", elem, list(work.shape))],
                               [helper.make_tensor_value_info("y", elem, list(work.shape))], initializer=initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    model.ir_version = 9
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    binding = session.io_binding()
-    x_value = ort.OrtValue.ortvalue_from_numpy(x)
-    y_value = ort.OrtValue.ortvalue_from_numpy(out)
-    binding.bind_ortvalue_input("x", x_value)
-    binding.bind_ortvalue_output("y", y_value)
-    keep = (x_value, y_value)  # the OrtValues wrap the arrays' memory: the closure keeps them alive
-
-    def run_bound(_keep: tuple[Any, Any] = keep) -> None:
-        session.run_with_iobinding(binding)
-
-    return Runner(ORT, run_bound, out)
+    return h.ort_runner(graph, 20, 9, {"x": x}, {"y": out})
 
 
-# -- timing -----------------------------------------------------------------------------------------------------
-
-def time_interleaved(runners: list[Runner], repeat: int) -> None:
-    """Each round runs every implementation once, in order; median over rounds. gc is off while timing."""
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            for runner in runners:
-                runner.before()
-                cpu0, wall0 = time.process_time(), time.perf_counter()
-                runner.run()
-                wall1, cpu1 = time.perf_counter(), time.process_time()
-                runner.times.append(wall1 - wall0)
-                runner.cpu_times.append(cpu1 - cpu0)
-    finally:
-        gc.enable()
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
-
+# -- checks -----------------------------------------------------------------------------------------------------
 
 def max_error(ref: Array, result: Array) -> float:
     value = result.astype(np.float64)
@@ -320,117 +219,29 @@ def check(work: Workload, ref: Array, result: Array) -> tuple[bool, float]:
     return error <= tolerance * max(1.0, float(np.max(np.abs(ref)))), error
 
 
-def agrees(mine: Array, theirs: Array) -> bool:
-    if mine.shape != theirs.shape:
-        return False
-    a, b = mine.astype(np.float64), theirs.astype(np.float64)
-    return bool(np.allclose(a, b, rtol=1e-3, atol=1e-3 * max(1.0, float(np.max(np.abs(a))))))
-
-
-@dataclass
-class Outcome:
-    work: Workload
-    floor_s: float
-    ratios: dict[str, float | None]
-    floor_best_s: float
-    best_ratios: dict[str, float | None]
-    missing: dict[str, str]
-    problems: list[str]
-    errors: dict[str, float]
-    notes: list[str]
-    first_call_s: float
-    cpu_per_wall: dict[str, float]
-
-
 def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.random.Generator) -> Outcome:
     x, scale, bias = work.make_inputs(rng)
     ref = reference(work, x, scale, bias)
-    missing: dict[str, str] = {}
-    problems: list[str] = []
-    notes: list[str] = []
 
-    start = time.perf_counter()
-    mine = make_opendml(device, work, x, scale, bias)
-    mine.run()
-    first_call_s = time.perf_counter() - start
-    runners = [make_floor(x), mine]
-
-    def add(name: str, build: Callable[[], Runner], available: bool) -> None:
-        if not available:
-            missing[name] = "not installed"
-            return
-        try:
-            runner = build()
-            runner.before()
-            runner.run()
-        except Exception as error:  # a peer without this operator or type: shown as n/a
-            missing[name] = f"n/a ({type(error).__name__}: {str(error).splitlines()[0][:100]})"
-            return
-        runners.append(runner)
-
-    add(NUMPY, lambda: make_numpy(work, x, scale, bias), True)
-    default_threads = torch.get_num_threads() if torch is not None else 0
-    add(TORCH, lambda: make_torch(work, x, scale, bias, default_threads, TORCH), torch is not None)
-    add(TORCH1, lambda: make_torch(work, x, scale, bias, 1, TORCH1), torch is not None)
-    add(ORT, lambda: make_ort(work, x, scale, bias), ort is not None)
-
-    # Correctness, once: preallocated outputs are NaN-poisoned first (proving the run wrote them); opendml
-    # against float64, peers against opendml.
-    errors: dict[str, float] = {}
-    for runner in runners[1:]:
-        runner.before()
-        runner.out.fill(np.nan)
-        runner.run()
+    def check_one(runner: Runner, mine: Runner, errors: dict[str, float]) -> str | None:
+        """opendml against the float64 reference, each peer against opendml."""
         if runner.name == OPENDML:
             ok, errors[OPENDML] = check(work, ref, runner.result())
-            if not ok:
-                problems.append(f"opendml differs from the float64 reference (max abs error {errors[OPENDML]:.3g})")
-        else:
-            errors[runner.name] = max_error(ref, runner.result())
-            if not agrees(mine.result(), runner.result()):
-                problems.append(f"{runner.name} differs from opendml (its max abs error vs float64 "
-                                f"{errors[runner.name]:.3g}, opendml's {errors[OPENDML]:.3g})")
-        if runner.note:
-            notes.append(f"{runner.name}: {runner.note}")
+            return None if ok else f"opendml differs from the float64 reference (max abs error {errors[OPENDML]:.3g})"
+        errors[runner.name] = max_error(ref, runner.result())
+        if h.agrees_loosely(mine.result(), runner.result()):
+            return None
+        return (f"{runner.name} differs from opendml (its max abs error vs float64 {errors[runner.name]:.3g}, "
+                f"opendml's {errors[OPENDML]:.3g})")
 
-    for runner in runners:  # warm-up: caches, thread pools, page faults
-        runner.before()
-        runner.run()
-    time_interleaved(runners, repeat)
-    if torch is not None:
-        torch.set_num_threads(default_threads)
-
-    floor_s, floor_best_s = median(runners[0].times), min(runners[0].times)
-    ratios: dict[str, float | None] = {name: None for name in COLUMNS}
-    best_ratios: dict[str, float | None] = {name: None for name in COLUMNS}
-    cpu_per_wall: dict[str, float] = {}
-    for runner in runners[1:]:
-        ratios[runner.name] = median(runner.times) / floor_s
-        best_ratios[runner.name] = min(runner.times) / floor_best_s
-        cpu_per_wall[runner.name] = sum(runner.cpu_times) / sum(runner.times)
-    cpu_per_wall[FLOOR] = sum(runners[0].cpu_times) / sum(runners[0].times)
-    return Outcome(work, floor_s, ratios, floor_best_s, best_ratios, missing, problems, errors, notes, first_call_s,
-                   cpu_per_wall)
+    return h.measure(label=work.label, target=TARGET, repeat=repeat,
+                   opendml=lambda: make_opendml(device, work, x, scale, bias), floor=lambda: h.copy_floor(x),
+                   with_numpy=lambda: make_numpy(work, x, scale, bias),
+                   with_torch=lambda threads, name: make_torch(work, x, scale, bias, threads, name),
+                   with_ort=lambda: make_ort(work, x, scale, bias), check=check_one)
 
 
 # -- dispatch overhead and startup ------------------------------------------------------------------------------
-
-def per_call_us(call: Callable[[], object], count: int) -> float:
-    for _ in range(min(count, 200)):
-        call()
-    samples = []
-    clock = time.perf_counter_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(count):
-            start = clock()
-            call()
-            samples.append(clock() - start)
-    finally:
-        gc.enable()
-    return statistics.median(samples) / 1000.0
-
 
 def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
     x = np.random.default_rng(1).standard_normal((1, 4, 4, 4), dtype=np.float32)
@@ -450,24 +261,20 @@ def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
         np.maximum(out, np.float32(0), out=out)
 
     results = {
-        "opendml execute, reused Bindings": per_call_us(lambda: compiled.execute(inputs, outputs), count),
-        "opendml execute, fresh Bindings": per_call_us(
+        "opendml execute, reused Bindings": h.per_call_us(lambda: compiled.execute(inputs, outputs), count),
+        "opendml execute, fresh Bindings": h.per_call_us(
             lambda: compiled.execute([dml.Binding(x), None, None], [dml.Binding(out)]), count),
-        "NumPy (mean, var, subtract, divide, maximum)": per_call_us(numpy_mvn, count),
+        "NumPy (mean, var, subtract, divide, maximum)": h.per_call_us(numpy_mvn, count),
     }
     if torch is not None:
         xt = torch.from_numpy(x)
-        results["PyTorch instance_norm + relu_"] = per_call_us(
+        results["PyTorch instance_norm + relu_"] = h.per_call_us(
             lambda: torch.relu_(torch.nn.functional.instance_norm(xt, eps=EPSILON)), count)
     return results
 
 
-_STARTUP_CHILD = textwrap.dedent("""
-    import json, time
-    start = time.perf_counter()
-    import numpy as np
-    import opendml as dml
-    imported = time.perf_counter()
+# The startup child, from its inputs to its first result.
+STARTUP_RUN = """
     x = np.arange(64 * 256, dtype=np.float32).reshape(64, 256) / 4096
     out = np.empty_like(x)
     device = dml.Device()
@@ -475,181 +282,23 @@ _STARTUP_CHILD = textwrap.dedent("""
     desc = dml.MeanVarianceNormalization1OperatorDesc(t, None, None, t, [1], True, 1e-5)
     compiled = device.compile_operator(device.create_operator(desc))
     compiled.execute([dml.Binding(x), None, None], [dml.Binding(out)])
-    done = time.perf_counter()
-    assert abs(float(out[0].astype(np.float64).mean())) < 1e-4
-    print(json.dumps({"import_s": imported - start, "first_result_s": done - imported}))
-""")
+"""
 
-
-def startup(cache_dir: str) -> dict[str, float]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    start = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", _STARTUP_CHILD], env=env, capture_output=True, text=True,
-                           check=False)
-    total = time.perf_counter() - start
-    if child.returncode != 0:
-        raise RuntimeError(f"the startup child failed:\n{child.stderr[-2000:]}")
-    parts: dict[str, float] = json.loads(child.stdout.strip().splitlines()[-1])
-    parts["total_s"] = total
-    return parts
-
-
-# -- report -----------------------------------------------------------------------------------------------------
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def print_table(outcomes: list[Outcome], best: bool = False) -> None:
-    label_width = max(len("workload"), *(len(outcome.work.label) for outcome in outcomes))
-    headers = ["workload".ljust(label_width), "floor ms", *COLUMNS]
-    widths = [len(header) for header in headers]
-    rows = []
-    for outcome in outcomes:
-        floor_s, ratios = (outcome.floor_best_s, outcome.best_ratios) if best else (outcome.floor_s, outcome.ratios)
-        cells = [outcome.work.label.ljust(label_width), f"{floor_s * 1e3:.2f}"]
-        for name in COLUMNS:
-            cell = fmt_ratio(ratios[name])
-            if any(problem.startswith(name + " ") for problem in outcome.problems):
-                cell += "!"
-            cells.append(cell)
-        rows.append(cells)
-        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return " | ".join([cells[0].ljust(widths[0]), *(cell.rjust(width)
-                                                        for cell, width in zip(cells[1:], widths[1:], strict=True))])
-
-    print(line(headers))
-    print("-+-".join("-" * width for width in widths))
-    for cells in rows:
-        print(line(cells))
-    if best:
-        print("(fastest of the rounds over the floor's fastest: less sensitive to other load on the machine)")
-    else:
-        print("(ratios: median time / median floor time; lower is better; '!' = result mismatch, see checks; "
-              "'-' = peer not installed or without this operator)")
-
-
-def verdict(outcome: Outcome) -> str:
-    mine = outcome.ratios[OPENDML]
-    assert mine is not None
-    peers = {name: ratio for name, ratio in outcome.ratios.items()
-             if name in PEERS and ratio is not None and not any(p.startswith(name + " ") for p in outcome.problems)}
-    floor_ok = mine <= TARGET
-    text = (f"{outcome.work.label}: opendml {mine:.2f}x floor (target <= {TARGET:.1f}x) "
-            f"{'MET' if floor_ok else 'MISSED'}")
-    if peers:
-        fastest = min(peers, key=lambda name: peers[name])
-        peer_ok = mine <= peers[fastest]
-        text += (f"; vs fastest peer {fastest} {peers[fastest]:.2f}x: {mine / peers[fastest]:.2f}x its time "
-                 f"{'MET' if peer_ok else 'MISSED'}")
-    else:
-        peer_ok = True
-        text += "; no peer to compare"
-    return ("OK    " if floor_ok and peer_ok else "MISS  ") + text
-
-
-def thread_summary(outcomes: list[Outcome]) -> list[str]:
-    lines = []
-    numba_threads = numba.get_num_threads() if numba is not None else "n/a"
-    declared = {
-        FLOOR: "np.copyto, 1 thread",
-        OPENDML: f"numba kernels; numba.get_num_threads() = {numba_threads} (large tensors use them all)",
-        NUMPY: "1 thread",
-        TORCH: f"torch.get_num_threads() = {torch.get_num_threads()} (default)" if torch is not None else "-",
-        TORCH1: "torch.set_num_threads(1)" if torch is not None else "-",
-        ORT: ("opset-20 model, io_binding to preallocated OrtValues; intra_op_num_threads = 1, inter_op = 1, "
-              "spinning off") if ort is not None else "-",
-    }
-    for name in (FLOOR, *COLUMNS):
-        shares = [outcome.cpu_per_wall[name] for outcome in outcomes if name in outcome.cpu_per_wall]
-        measured = (f"process CPU/wall in timed calls median {statistics.median(shares):.2f}, max {max(shares):.2f}"
-                    if shares else "not run")
-        lines.append(f"  {name:<13} {declared[name]}; {measured}")
-    return lines
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--repeat", type=int, default=None, help="timed rounds per workload")
-    parser.add_argument("--no-startup", action="store_true", help="skip the fresh-interpreter startup timing")
-    parser.add_argument("--only", default=None, help="run only the workloads whose label contains this text")
-    args = parser.parse_args()
-    repeat = args.repeat if args.repeat is not None else (5 if args.quick else 25)
-    if repeat < 1:
-        parser.error("--repeat must be at least 1")
-    dispatch_count = 3000 if args.quick else 20000
-    workloads = [work for work in WORKLOADS if args.only is None or args.only in work.label]
-
-    began = time.perf_counter()
-    print(f"opendml {dml.__version__} | Python {platform.python_version()} | NumPy {np.__version__} | "
-          f"numba {numba.__version__ if numba is not None else '-'} | "
-          f"torch {torch.__version__ if torch is not None else '-'} | "
-          f"onnxruntime {ort.__version__ if ort is not None else '-'}")
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          f"{repeat} interleaved rounds per workload")
-    if os.getloadavg()[0] > 0.5:
-        print("WARNING: the machine is busy (load average above 0.5); timings are noisy")
-    device = dml.Device()
-    rng = np.random.default_rng(20240501)
-
-    outcomes = []
-    for work in workloads:
-        outcomes.append(bench_workload(device, work, repeat, rng))
-        print(f"  done: {work.label} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
-
-    print()
-    print_table(outcomes)
-    print()
-    print(f"Targets (opendml within {TARGET}x of the floor and not slower than the fastest peer):")
-    for outcome in outcomes:
-        print("  " + verdict(outcome))
-    print()
-    print("The same rounds, best time of each over the floor's best:")
-    print_table(outcomes, best=True)
-    print()
-    print("Threads:")
-    print("  (process CPU/wall above 1 means more than one thread was busy; below 1, the process waited)")
-    for line in thread_summary(outcomes):
-        print(line)
-    print()
-    print("Checks (each result once; preallocated outputs NaN-poisoned first; max abs error vs float64):")
-    for outcome in outcomes:
-        errors = ", ".join(f"{name} {error:.2g}" for name, error in outcome.errors.items())
-        print(f"  {outcome.work.label}: {errors}; opendml first call (compile + run) "
-              f"{outcome.first_call_s * 1e3:.0f} ms")
-        for problem in outcome.problems:
-            print(f"    MISMATCH: {problem}")
-        for name, why in outcome.missing.items():
-            if why != "not installed":
-                print(f"    {name}: {why}")
-        for note in dict.fromkeys(outcome.notes):
-            print(f"    {note}")
-
-    print()
-    print(f"Dispatch overhead (MVN over axes 2,3 of a [1,4,4,4] float32 tensor + RELU; median of {dispatch_count} "
-          f"calls):")
-    for name, micros in dispatch_overhead(device, dispatch_count).items():
-        mark = ""
-        if name == "opendml execute, reused Bindings":
-            mark = f"  (target < {DISPATCH_TARGET_US:.0f} us: {'MET' if micros < DISPATCH_TARGET_US else 'MISSED'})"
-        print(f"  {name:<44} {micros:8.2f} us{mark}")
-
-    if not args.no_startup:
-        print()
-        print("Startup (fresh `python -c` to the first result of a [64,256] MVN; wall time measured by the parent):")
-        with tempfile.TemporaryDirectory(prefix="opendml-numba-cache-") as cache_dir:
-            for kind in ("cold numba cache", "warm numba cache"):
-                parts = startup(cache_dir)
-                print(f"  {kind}: {parts['total_s']:.2f} s total (import numpy + opendml {parts['import_s']:.2f} s, "
-                      f"then Device/compile/first execute {parts['first_result_s']:.2f} s)")
-
-    print()
-    print(f"load average {os.getloadavg()[0]:.2f} at end; whole run {time.perf_counter() - began:.0f} s")
-    return 0
+SUITE = h.Suite(
+    doc=__doc__, workloads=WORKLOADS, bench=bench_workload, seed=20240501, full_repeat=25, quick_help="fewer repeats",
+    only_option=True, targets_title=f"Targets (opendml within {TARGET}x of the floor and not slower than the fastest "
+                                    f"peer):",
+    best_table=True, opendml_threads=f"numba kernels; numba.get_num_threads() = {h.numba_threads()} (large tensors "
+                                     f"use them all)",
+    ort_model="opset-20 model",
+    checks_title="Checks (each result once; preallocated outputs NaN-poisoned first; max abs error vs float64):",
+    dispatch_title="Dispatch overhead (MVN over axes 2,3 of a [1,4,4,4] float32 tensor + RELU; median of {count} "
+                   "calls):",
+    dispatch=dispatch_overhead, dispatch_width=44,
+    startup_of="a [64,256] MVN",
+    startup_run=STARTUP_RUN, startup_check="assert abs(float(out[0].astype(np.float64).mean())) < 1e-4",
+)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(h.run_suite(SUITE))

@@ -22,41 +22,17 @@ result is checked exactly (both operators only move bits) against NumPy's np.spl
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
-import os
-import platform
-import statistics
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+import _harness as h
 import numpy as np
+from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
 
-
-def _optional(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-torch: Any = _optional("torch")
-onnx: Any = _optional("onnx")
-ort: Any = _optional("onnxruntime") if onnx is not None else None
-numba: Any = _optional("numba")
-
-Array = np.ndarray[Any, Any]
-
-FLOOR, OPENDML, NUMPY, TORCH, TORCH1, ORT = "floor", "opendml", "NumPy", "PyTorch", "PyTorch 1T", "ONNX Runtime"
-PEERS = (NUMPY, TORCH, TORCH1, ORT)
-COLUMNS = (OPENDML, *PEERS)
 TARGET = 1.5  # ratio over the floor opendml should stay within
+STRICT_FLOOR = "strict floor"
 
 
 # -- workloads ------------------------------------------------------------------------------------------------
@@ -104,23 +80,6 @@ def one_hot_expected(indices: Array, depth: int, off: float, on: float) -> Array
 
 # -- implementations ------------------------------------------------------------------------------------------
 
-def _nothing() -> None:
-    return None
-
-
-@dataclass
-class Runner:
-    """One implementation of one workload: `run` computes into `outs` (preallocated); `before` runs untimed."""
-
-    name: str
-    run: Callable[[], object]
-    outs: list[Array]
-    before: Callable[[], None] = _nothing
-    note: str = ""
-    times: list[float] = field(default_factory=list)
-    cpu_times: list[float] = field(default_factory=list)
-
-
 @dataclass
 class Data:
     x: Array  # SPLIT: the input; ONE_HOT: the indices [count]
@@ -138,17 +97,13 @@ def make_data(work: Workload, rng: np.random.Generator) -> Data:
 
 
 def make_floor(work: Workload) -> Runner:
-    source = np.ones(work.shape, np.float32)
-    target = np.empty_like(source)
-    return Runner(FLOOR, lambda: np.copyto(target, source), [target])
+    return h.copy_floor(np.ones(work.shape, np.float32))
 
 
 def make_strict_floor(work: Workload, data: Data) -> Runner:
     """ONE_HOT's own traffic only: (output + indices) bytes moved in all, half read, half written."""
     total = (int(np.prod(work.shape)) * 4 + data.x.nbytes) // 2
-    source = np.ones(total // 4, np.float32)
-    target = np.empty_like(source)
-    return Runner("strict floor", lambda: np.copyto(target, source), [target])
+    return h.copy_floor(np.ones(total // 4, np.float32), STRICT_FLOOR)
 
 
 def make_opendml(device: dml.Device, work: Workload, data: Data) -> Runner:
@@ -194,10 +149,7 @@ def make_numpy(work: Workload, data: Data) -> Runner:
 
 
 def make_torch(work: Workload, data: Data, threads: int, name: str) -> Runner:
-    def before() -> None:
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-
+    before = h.torch_threads(threads)
     if work.operator == "SPLIT":
         outs = [np.empty(shape, np.float32) for shape in work.split_shapes]
         xt, outs_t = torch.from_numpy(data.x), [torch.from_numpy(out) for out in outs]
@@ -219,17 +171,6 @@ def make_torch(work: Workload, data: Data, threads: int, name: str) -> Runner:
     return Runner(name, run_one_hot, [out], before, note="positions, fill_, then scatter_ into the reused output")
 
 
-def _session(model: Any) -> Any:
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-
-
 def make_ort(work: Workload, data: Data) -> Runner:
     """A one-node ONNX model (opset 18), one intra-op thread, no spinning, io_binding to preallocated OrtValues over
     the caller's arrays (Split: four outputs; OneHot: indices [count], depth 256, values [off, on], axis -1, which
@@ -245,62 +186,19 @@ def make_ort(work: Workload, data: Data) -> Runner:
             [helper.make_tensor_value_info(name, proto.FLOAT, list(shape))
              for name, shape in zip(names, work.split_shapes, strict=True)],
             initializer=[helper.make_tensor("split", proto.INT64, [len(sizes)], sizes)])
-        inputs = {"x": data.x}
-        bound = dict(zip(names, outs, strict=True))
-    else:
-        outs = [np.empty(work.shape, np.float32)]
-        count = work.shape[0]
-        node = helper.make_node("OneHot", ["indices", "depth", "values"], ["y"], axis=-1)
-        graph = helper.make_graph(
-            [node], "one_hot", [helper.make_tensor_value_info("indices", proto.INT32, [count])],
-            [helper.make_tensor_value_info("y", proto.FLOAT, list(work.shape))],
-            initializer=[helper.make_tensor("depth", proto.INT32, [1], [work.depth]),
-                         helper.make_tensor("values", proto.FLOAT, [2], data.values.ravel().tolist())])
-        inputs = {"indices": data.x}
-        bound = {"y": outs[0]}
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    session = _session(model)
-    binding = session.io_binding()
-    keep = []  # the OrtValues wrap the arrays' memory: the closure keeps them alive
-    for name, array in inputs.items():
-        value = ort.OrtValue.ortvalue_from_numpy(array)
-        binding.bind_ortvalue_input(name, value)
-        keep.append(value)
-    for name, array in bound.items():
-        value = ort.OrtValue.ortvalue_from_numpy(array)
-        binding.bind_ortvalue_output(name, value)
-        keep.append(value)
-
-    def run_bound(_keep: list[Any] = keep) -> None:
-        session.run_with_iobinding(binding)
-
-    return Runner(ORT, run_bound, outs)
+        return h.ort_runner(graph, 18, 8, {"x": data.x}, dict(zip(names, outs, strict=True)))
+    out = np.empty(work.shape, np.float32)
+    count = work.shape[0]
+    node = helper.make_node("OneHot", ["indices", "depth", "values"], ["y"], axis=-1)
+    graph = helper.make_graph(
+        [node], "one_hot", [helper.make_tensor_value_info("indices", proto.INT32, [count])],
+        [helper.make_tensor_value_info("y", proto.FLOAT, list(work.shape))],
+        initializer=[helper.make_tensor("depth", proto.INT32, [1], [work.depth]),
+                     helper.make_tensor("values", proto.FLOAT, [2], data.values.ravel().tolist())])
+    return h.ort_runner(graph, 18, 8, {"indices": data.x}, {"y": out})
 
 
-# -- timing -----------------------------------------------------------------------------------------------------
-
-def time_interleaved(runners: list[Runner], repeat: int) -> None:
-    """Each round runs every implementation once, in order; median over rounds. gc is off while timing."""
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            for runner in runners:
-                runner.before()
-                cpu0, wall0 = time.process_time(), time.perf_counter()
-                runner.run()
-                wall1, cpu1 = time.perf_counter(), time.process_time()
-                runner.times.append(wall1 - wall0)
-                runner.cpu_times.append(cpu1 - cpu0)
-    finally:
-        gc.enable()
-
-
-def poison(array: Array) -> None:
-    """Fills an output buffer with NaN, which no correct run leaves there, to show the run wrote into it."""
-    array.fill(np.nan)
-
+# -- checks -----------------------------------------------------------------------------------------------------
 
 def exact(results: list[Array], expected: list[Array]) -> bool:
     return len(results) == len(expected) and all(
@@ -308,103 +206,31 @@ def exact(results: list[Array], expected: list[Array]) -> bool:
         for result, want in zip(results, expected, strict=True))
 
 
-@dataclass
-class Outcome:
-    work: Workload
-    floor_s: float
-    ratios: dict[str, float | None]
-    missing: dict[str, str]
-    problems: list[str]
-    notes: list[str]
-    first_call_s: float
-    cpu_per_wall: dict[str, float]
-    strict_floor_ratio: float | None = None
-
-
 def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.random.Generator) -> Outcome:
     data = make_data(work, rng)
-    missing: dict[str, str] = {}
-    problems: list[str] = []
-    notes: list[str] = []
 
-    start = time.perf_counter()
-    mine = make_opendml(device, work, data)
-    mine.run()
-    first_call_s = time.perf_counter() - start
-    runners = [make_floor(work), mine]
+    def check_one(runner: Runner, mine: Runner, errors: dict[str, float]) -> str | None:
+        """Both operators only move bits: every result exactly the expected one."""
+        return None if exact(runner.outs, data.expected) else f"{runner.name} differs from the expected result"
 
-    def add(name: str, build: Callable[[], Runner], available: bool) -> None:
-        if not available:
-            missing[name] = "not installed"
-            return
-        try:
-            runner = build()
-            runner.run()
-        except Exception as error:  # a peer without this operator or type: shown as n/a
-            missing[name] = f"n/a ({type(error).__name__}: {str(error).splitlines()[0][:100]})"
-            return
-        runners.append(runner)
+    def extras() -> list[Runner]:
+        return [make_strict_floor(work, data)] if work.operator == "ONE_HOT" else []
 
-    add(NUMPY, lambda: make_numpy(work, data), True)
-    default_threads = torch.get_num_threads() if torch is not None else 0
-    add(TORCH, lambda: make_torch(work, data, default_threads, TORCH), torch is not None)
-    add(TORCH1, lambda: make_torch(work, data, 1, TORCH1), torch is not None)
-    add(ORT, lambda: make_ort(work, data), ort is not None)
-    strict = make_strict_floor(work, data) if work.operator == "ONE_HOT" else None
-    if strict is not None:
-        runners.append(strict)
+    return h.measure(label=work.label, target=TARGET, repeat=repeat, opendml=lambda: make_opendml(device, work, data),
+                   floor=lambda: make_floor(work), with_numpy=lambda: make_numpy(work, data),
+                   with_torch=lambda threads, name: make_torch(work, data, threads, name),
+                   with_ort=lambda: make_ort(work, data), check=check_one, extras=extras)
 
-    # Correctness, once: every implementation writes into NaN-poisoned outputs, compared bit for bit.
-    for runner in runners[1:]:
-        if runner is strict:
-            continue
-        runner.before()
-        for out in runner.outs:
-            poison(out)
-        runner.run()
-        if not exact(runner.outs, data.expected):
-            problems.append(f"{runner.name} differs from the expected result")
-        if runner.note:
-            notes.append(f"{runner.name}: {runner.note}")
 
-    for runner in runners:  # warm-up: caches, thread pools, page faults
-        runner.before()
-        runner.run()
-    time_interleaved(runners, repeat)
-    if torch is not None:
-        torch.set_num_threads(default_threads)
-
-    floor_s = statistics.median(runners[0].times)
-    ratios: dict[str, float | None] = {name: None for name in COLUMNS}
-    cpu_per_wall: dict[str, float] = {}
-    for runner in runners:
-        cpu_per_wall[runner.name] = sum(runner.cpu_times) / sum(runner.times)
-        if runner.name in ratios:
-            ratios[runner.name] = statistics.median(runner.times) / floor_s
-    outcome = Outcome(work, floor_s, ratios, missing, problems, notes, first_call_s, cpu_per_wall)
-    if strict is not None:
-        outcome.strict_floor_ratio = statistics.median(mine.times) / statistics.median(strict.times)
-    return outcome
+def strict_floor_note(outcome: Outcome) -> str | None:
+    if STRICT_FLOOR not in outcome.medians:
+        return None
+    ratio = outcome.medians[OPENDML] / outcome.medians[STRICT_FLOOR]
+    return (f"{outcome.label}: opendml {ratio:.2f}x the strict floor (a copy moving only the output's and the "
+            f"indices' bytes)")
 
 
 # -- dispatch overhead ----------------------------------------------------------------------------------------------
-
-def per_call_us(call: Callable[[], object], count: int) -> float:
-    for _ in range(min(count, 200)):
-        call()
-    samples = []
-    clock = time.perf_counter_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(count):
-            begin = clock()
-            call()
-            samples.append(clock() - begin)
-    finally:
-        gc.enable()
-    return statistics.median(samples) / 1000.0
-
 
 def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
     f32 = dml.DataType.FLOAT32
@@ -420,10 +246,10 @@ def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
         dml.TensorDesc("UINT32", [16, 1]), dml.TensorDesc(f32, [1, 2]), dml.TensorDesc(f32, [16, 4]), 1)))
     hot_in, hot_out = [dml.Binding(indices), dml.Binding(values)], [dml.Binding(hot)]
     results = {
-        "SPLIT [4,8] in 2, reused Bindings": per_call_us(lambda: split.execute(split_in, split_out), count),
-        "NumPy np.copyto x2": per_call_us(lambda: [np.copyto(half, part) for half, part
+        "SPLIT [4,8] in 2, reused Bindings": h.per_call_us(lambda: split.execute(split_in, split_out), count),
+        "NumPy np.copyto x2": h.per_call_us(lambda: [np.copyto(half, part) for half, part
                                                    in zip(halves, np.split(x, 2, 1), strict=True)], count),
-        "ONE_HOT 16 indices, depth 4, reused Bindings": per_call_us(lambda: one_hot.execute(hot_in, hot_out), count),
+        "ONE_HOT 16 indices, depth 4, reused Bindings": h.per_call_us(lambda: one_hot.execute(hot_in, hot_out), count),
     }
     split.execute(split_in, split_out)
     one_hot.execute(hot_in, hot_out)
@@ -433,144 +259,19 @@ def dispatch_overhead(device: dml.Device, count: int) -> dict[str, float]:
     return results
 
 
-# -- report -----------------------------------------------------------------------------------------------------
-
-def fmt_ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def print_table(outcomes: list[Outcome]) -> None:
-    label_width = max(len("workload"), *(len(outcome.work.label) for outcome in outcomes))
-    headers = ["workload".ljust(label_width), "floor ms", *COLUMNS]
-    widths = [len(header) for header in headers]
-    rows = []
-    for outcome in outcomes:
-        cells = [outcome.work.label.ljust(label_width), f"{outcome.floor_s * 1e3:.2f}"]
-        for name in COLUMNS:
-            cell = fmt_ratio(outcome.ratios[name])
-            if any(problem.startswith(name + " ") for problem in outcome.problems):
-                cell += "!"
-            cells.append(cell)
-        rows.append(cells)
-        widths = [max(width, len(cell)) for width, cell in zip(widths, cells, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        return " | ".join([cells[0].ljust(widths[0]), *(cell.rjust(width)
-                                                        for cell, width in zip(cells[1:], widths[1:], strict=True))])
-
-    print(line(headers))
-    print("-+-".join("-" * width for width in widths))
-    for cells in rows:
-        print(line(cells))
-    print("(ratios: median time / median floor time; lower is better; '!' = result mismatch, see checks; "
-          "'-' = peer not installed or without this operator)")
-
-
-def verdict(outcome: Outcome) -> tuple[bool, str]:
-    mine = outcome.ratios[OPENDML]
-    assert mine is not None
-    peers = {name: ratio for name, ratio in outcome.ratios.items()
-             if name in PEERS and ratio is not None and not any(p.startswith(name + " ") for p in outcome.problems)}
-    floor_ok = mine <= TARGET and not any(p.startswith(OPENDML + " ") for p in outcome.problems)
-    text = (f"{outcome.work.label}: opendml {mine:.2f}x floor (target <= {TARGET:.1f}x) "
-            f"{'MET' if floor_ok else 'MISSED'}")
-    if peers:
-        fastest = min(peers, key=lambda name: peers[name])
-        peer_ok = mine <= peers[fastest]
-        text += (f"; vs fastest peer {fastest} {peers[fastest]:.2f}x: {mine / peers[fastest]:.2f}x its time "
-                 f"{'MET' if peer_ok else 'MISSED'}")
-    else:
-        peer_ok = True
-        text += "; no peer to compare"
-    return floor_ok and peer_ok, ("OK    " if floor_ok and peer_ok else "MISS  ") + text
-
-
-def thread_summary(outcomes: list[Outcome]) -> list[str]:
-    declared = {
-        FLOOR: "np.copyto, 1 thread",
-        OPENDML: "numba kernels, 1 thread (non-temporal stores for outputs of 4 MiB and more)",
-        NUMPY: "1 thread",
-        TORCH: f"torch.get_num_threads() = {torch.get_num_threads()} (default)" if torch is not None else "-",
-        TORCH1: "torch.set_num_threads(1)" if torch is not None else "-",
-        ORT: ("one-node opset-18 model, io_binding to preallocated OrtValues; intra_op_num_threads = 1, "
-              "inter_op = 1, spinning off") if ort is not None else "-",
-    }
-    lines = []
-    for name in (FLOOR, *COLUMNS):
-        shares = [outcome.cpu_per_wall[name] for outcome in outcomes if name in outcome.cpu_per_wall]
-        measured = (f"CPU time / wall time median {statistics.median(shares):.2f}, max {max(shares):.2f}"
-                    if shares else "not run")
-        lines.append(f"  {name:<13} {declared[name]}; {measured}")
-    return lines
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--repeat", type=int, default=None, help="timed rounds per workload")
-    args = parser.parse_args()
-    repeat = args.repeat if args.repeat is not None else (5 if args.quick else 15)
-    if repeat < 1:
-        parser.error("--repeat must be at least 1")
-    dispatch_count = 3000 if args.quick else 20000
-
-    began = time.perf_counter()
-    print(f"opendml {dml.__version__} | Python {platform.python_version()} | NumPy {np.__version__} | "
-          f"numba {numba.__version__ if numba is not None else '-'} | "
-          f"torch {torch.__version__ if torch is not None else '-'} | "
-          f"onnxruntime {ort.__version__ if ort is not None else '-'}")
-    print(f"{platform.machine()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          f"{repeat} interleaved rounds per workload")
-    if os.getloadavg()[0] > 0.5:
-        print("WARNING: the machine is busy (load average above 0.5); timings are noisy")
-    device = dml.Device()
-    rng = np.random.default_rng(20240503)
-
-    outcomes = []
-    for work in WORKLOADS:
-        outcomes.append(bench_workload(device, work, repeat, rng))
-        gc.collect()
-        print(f"  done: {work.label} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
-
-    print()
-    print_table(outcomes)
-    for outcome in outcomes:
-        if outcome.strict_floor_ratio is not None:
-            print(f"{outcome.work.label}: opendml {outcome.strict_floor_ratio:.2f}x the strict floor (a copy moving "
-                  f"only the output's and the indices' bytes)")
-    print()
-    print(f"Targets (opendml within {TARGET:.1f}x of the floor, and not slower than the fastest peer):")
-    all_met = True
-    for outcome in outcomes:
-        met, text = verdict(outcome)
-        all_met &= met
-        print("  " + text)
-    print(f"  {'all targets met' if all_met else 'NOT all targets met'}")
-    print()
-    print("Threads:")
-    for line in thread_summary(outcomes):
-        print(line)
-    print()
-    print("Checks (each result once, written into NaN-poisoned preallocated outputs, compared bit for bit):")
-    for outcome in outcomes:
-        print(f"  {outcome.work.label}: opendml first call (compile + run) {outcome.first_call_s * 1e3:.0f} ms; "
-              f"{'all results exact' if not outcome.problems else 'MISMATCHES'}")
-        for problem in outcome.problems:
-            print(f"    MISMATCH: {problem}")
-        for name, why in outcome.missing.items():
-            if why != "not installed":
-                print(f"    {name}: {why}")
-        for note in dict.fromkeys(outcome.notes):
-            print(f"    {note}")
-
-    print()
-    print(f"Dispatch overhead (median of {dispatch_count} calls):")
-    for name, micros in dispatch_overhead(device, dispatch_count).items():
-        print(f"  {name:<46} {micros:8.2f} us")
-    print()
-    print(f"load average {os.getloadavg()[0]:.2f} at end; whole run {time.perf_counter() - began:.0f} s")
-    return 0
+SUITE = h.Suite(
+    doc=__doc__, workloads=WORKLOADS, bench=bench_workload, seed=20240503, full_repeat=15, quick_help="fewer repeats",
+    targets_title=f"Targets (opendml within {TARGET:.1f}x of the floor, and not slower than the fastest peer):",
+    count_met=True, require_correct=True, table_note=strict_floor_note,
+    opendml_threads="numba kernels, 1 thread (non-temporal stores for outputs of 4 MiB and more)",
+    ort_model="one-node opset-18 model", explain_threads=False, cpu_label="CPU time / wall time",
+    checks_title="Checks (each result once, written into NaN-poisoned preallocated outputs, compared bit for bit):",
+    check_summary=lambda outcome: (f"opendml first call (compile + run) {outcome.first_call_s * 1e3:.0f} ms; "
+                                   f"{'all results exact' if not outcome.problems else 'MISMATCHES'}"),
+    dispatch_title="Dispatch overhead (median of {count} calls):", dispatch=dispatch_overhead, dispatch_width=46,
+    dispatch_target_us=None,
+)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(h.run_suite(SUITE))
