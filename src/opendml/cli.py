@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="the most memory a model's resources may take, e.g. 512M (default: a quarter of "
                                   "the machine's memory)")
         command.add_argument("--allow-outside-paths", action="store_true",
-                             help="let sourcePath name files outside the model's folder")
+                             help="let sourcePath name files outside the model's folder, and writeFile write "
+                                  "outside --output-path (default: the current folder)")
 
     dispatch = commands.add_parser("dispatch", help="run a model's commands")
     add_model_options(dispatch)
@@ -104,11 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args.model, device, limits)
         model = read_model(args.model, limits)
         options = RunOptions(iterations=args.dispatch_iterations, warmup=args.warmup_samples,
-                             print_commands=args.print_commands, output_path=args.output_path)
+                             print_commands=args.print_commands, output_path=args.output_path,
+                             allow_outside_paths=args.allow_outside_paths)
         run(model, device, options, lambda line: print(line, flush=True))
         return 0
     except DmlError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {one_line(str(error))}", file=sys.stderr)
         return 2
     except MemoryError:
         print("error: out of memory; lower the model's sizes or --max-memory", file=sys.stderr)
@@ -120,12 +122,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def one_line(text: str) -> str:
+    """A message as one printable line: a model's names may hold newlines and control characters."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 def _validate(path: Path, device: Device, limits: Limits) -> int:
     problems: list[ModelError] = []
     model = read_model(path, limits, collect=problems)
     compile_all(model, device, collect=problems)
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
+        print(f"error: {one_line(str(problem))}", file=sys.stderr)
     if problems:
         return 2
     print(f"{path}: {len(model.resources)} resources, {len(model.dispatchables)} dispatchables, "

@@ -130,6 +130,8 @@ def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits,
     values_spec = _require(spec, "initialValues", path, (list, dict, str))
     type_spec = spec.get("initialValuesDataType")
     data_type = None if type_spec is None else _data_type(type_spec, f"{path}.initialValuesDataType")
+    if data_type in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4):  # before any file is read as this type
+        raise ModelError(f"{path}.initialValuesDataType", f"{data_type.name} resources are not supported")
     values: np.ndarray[Any, Any] | None
     if values_spec == "deferred":
         values = None
@@ -137,7 +139,7 @@ def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits,
         raise ModelError(f"{path}.initialValues", f"{values_spec!r} is not an initializer; use an array, an object "
                          f"or \"deferred\"")
     elif isinstance(values_spec, dict) and "sourcePath" in values_spec:
-        values = _read_file(f"{path}.initialValues", values_spec, folder, limits, data_type)
+        values = _read_file(f"{path}.initialValues", values_spec, folder, limits, data_type, memory_left)
         data_type = DataType.parse(values.dtype)
     else:
         if data_type is None:
@@ -188,8 +190,9 @@ def _values(path: str, spec: Any, data_type: DataType, memory_left: int) -> np.n
         start = _number(_require(spec, "valueStart", path, (int, float, str)), f"{path}.valueStart", data_type)
         delta = _number(_require(spec, "valueDelta", path, (int, float, str)), f"{path}.valueDelta", data_type)
         if data_type.is_float:
-            sequence = np.float64(start) + np.arange(count, dtype=np.float64) * np.float64(delta)
-            return sequence.astype(dtype)
+            with np.errstate(over="ignore", invalid="ignore"):  # beyond the type's range: inf, as in a list
+                sequence = np.float64(start) + np.arange(count, dtype=np.float64) * np.float64(delta)
+                return sequence.astype(dtype)
         last = int(start) + (count - 1) * int(delta) if count else int(start)
         _to_dtype([int(start), last], dtype, path)  # range check of the ends
         return (np.arange(count, dtype=np.int64 if dtype.kind == "i" else np.uint64) * int(delta)
@@ -224,8 +227,8 @@ def _number(value: Any, path: str, data_type: DataType) -> float | int:
     return value
 
 
-def _read_file(path: str, spec: dict[str, Any], folder: Path, limits: Limits, data_type: DataType | None
-               ) -> np.ndarray[Any, Any]:
+def _read_file(path: str, spec: dict[str, Any], folder: Path, limits: Limits, data_type: DataType | None,
+               memory_left: int) -> np.ndarray[Any, Any]:
     _no_unknown(spec, path, {"sourcePath"})
     source = _require(spec, "sourcePath", path, str)
     file_path = resolve_path(f"{path}.sourcePath", source, folder, limits)
@@ -234,11 +237,12 @@ def _read_file(path: str, spec: dict[str, Any], folder: Path, limits: Limits, da
         size = file_path.stat().st_size
     except OSError as error:
         raise ModelError(f"{path}.sourcePath", f"cannot read {source}: {error.strerror or error}") from None
-    if size > limits.max_memory:
+    if size > memory_left:
         raise ModelError(f"{path}.sourcePath", f"{source} is {size} bytes, over the memory limit "
-                         f"({limits.max_memory} bytes; raise it with --max-memory)")
+                         f"({max(memory_left, 0)} bytes left of --max-memory; raise it with --max-memory)")
     try:
         if suffix == ".npy":
+            _check_npy_header(f"{path}.sourcePath", source, file_path, size, memory_left)
             array: np.ndarray[Any, Any] = np.load(file_path, allow_pickle=False)
             if array.dtype.kind not in "iuf":
                 raise ModelError(f"{path}.sourcePath", f"{source} holds {array.dtype} data; only numeric arrays load")
@@ -257,19 +261,53 @@ def _read_file(path: str, spec: dict[str, Any], folder: Path, limits: Limits, da
                 raise ModelError(f"{path}.sourcePath", f"{source} holds {raw.size} bytes, not a whole number of "
                                  f"{data_type.name} elements")
             return raw.view(data_type.numpy_dtype)
-    except ValueError as error:  # np.load refusing a pickled or malformed file
-        raise ModelError(f"{path}.sourcePath", f"cannot load {source}: {error}") from None
+    except (ValueError, EOFError) as error:  # np.load refusing a pickled, malformed or truncated file
+        raise ModelError(f"{path}.sourcePath", f"cannot load {source}: {error or 'the file is truncated'}") from None
     except OSError as error:
         raise ModelError(f"{path}.sourcePath", f"cannot read {source}: {error.strerror or error}") from None
     raise ModelError(f"{path}.sourcePath", f"{source}: only .npy, .dat and .bin files are supported")
 
 
+def _check_npy_header(path: str, source: str, file_path: Path, file_size: int, memory_left: int) -> None:
+    """Reads only the header of a .npy file: a numeric array whose data the file holds and the memory limit allows.
+
+    np.load allocates what the header declares before it reads the data, so a 100-byte file declaring 10^10 elements
+    would allocate 40 GB: this check comes first.
+    """
+    with open(file_path, "rb") as stream:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+        data_start = stream.tell()
+    if dtype.hasobject:
+        raise ModelError(path, f"cannot load {source}: it holds Python objects, which only unpickling could load "
+                         f"(opendml never unpickles)")
+    if dtype.kind not in "iuf":
+        raise ModelError(path, f"{source} holds {dtype} data; only numeric arrays load")
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > memory_left:
+        raise ModelError(path, f"{source} declares {nbytes} bytes of data, over the memory limit "
+                         f"({max(memory_left, 0)} bytes left of --max-memory; raise it with --max-memory)")
+    if nbytes > file_size - data_start:
+        raise ModelError(path, f"{source} declares {nbytes} bytes of data but holds {max(file_size - data_start, 0)}")
+
+
 def resolve_path(path: str, name: str, folder: Path, limits: Limits) -> Path:
     """A file a model names: relative to the model's folder, and inside it unless explicitly allowed."""
+    return resolve_inside(path, name, folder, limits.allow_outside_paths, "the model's folder")
+
+
+def resolve_inside(path: str, name: str, folder: Path, allow_outside: bool, where: str) -> Path:
+    """`name` resolved against `folder` (symbolic links followed); outside it only when allowed."""
     candidate = Path(name)
-    resolved = (candidate if candidate.is_absolute() else folder / candidate).resolve()
-    if not limits.allow_outside_paths and not resolved.is_relative_to(folder.resolve()):
-        raise ModelError(path, f"{name} is outside the model's folder; pass --allow-outside-paths to allow it")
+    try:
+        resolved = (candidate if candidate.is_absolute() else folder / candidate).resolve()
+    except (OSError, RuntimeError, ValueError) as error:  # a symbolic-link loop, a NUL in the name
+        raise ModelError(path, f"{name!r} is not a usable path ({error})") from None
+    if not allow_outside and not resolved.is_relative_to(folder.resolve()):
+        raise ModelError(path, f"{name} is outside {where}; pass --allow-outside-paths to allow it")
     return resolved
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import tempfile
@@ -16,7 +17,7 @@ import numpy as np
 from ..device import Binding, CompiledOperator, Device
 from ..errors import DmlError
 from ..types import DataType, TensorFlags
-from .reader import Command, Model, ModelError, located
+from .reader import Command, Model, ModelError, located, resolve_inside
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class RunOptions:
     warmup: int = 0
     print_commands: bool = False
     output_path: Path | None = None
+    allow_outside_paths: bool = False   # writeFile targets outside output_path (default: the current folder)
 
 
 def compile_all(model: Model, device: Device, *, collect: list[ModelError] | None = None
@@ -188,16 +190,18 @@ def format_values(data: np.ndarray[Any, Any], data_type: DataType) -> str:
 
 def _write_file(command: Command, model: Model, options: RunOptions) -> None:
     resource = model.resources[command.spec["resource"]]
-    target = Path(command.spec["targetPath"])
-    if options.output_path is not None and not target.is_absolute():
-        target = options.output_path / target
+    folder = Path.cwd() if options.output_path is None else options.output_path
+    where = "the current folder" if options.output_path is None else "--output-path"
+    target = resolve_inside(f"{command.path}.targetPath", command.spec["targetPath"], folder,
+                            options.allow_outside_paths, where)
     dtype = resource.data_type.numpy_dtype
     values = resource.data[: resource.data.size - resource.data.size % dtype.itemsize].view(dtype)
     if "dimensions" in command.spec:
         dimensions = [int(size) for size in command.spec["dimensions"]]
-        if int(np.prod(dimensions)) != values.size:
-            raise ModelError(f"{command.path}.dimensions", f"{dimensions} hold {int(np.prod(dimensions))} "
-                             f"elements; {resource.name!r} has {values.size}")
+        count = math.prod(dimensions)  # exact: np.prod would wrap around 2^64 and pass a wrong shape to reshape
+        if count != values.size:
+            raise ModelError(f"{command.path}.dimensions", f"{dimensions} hold {count} elements; {resource.name!r} "
+                             f"has {values.size}")
         values = values.reshape(dimensions)
     write_atomically(command.path, target, values)
 
