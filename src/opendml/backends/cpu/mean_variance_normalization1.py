@@ -43,6 +43,9 @@ from .. import FlatArray, Kernel
 
 # reassoc lets LLVM vectorize the sums; contract allows FMA. Neither changes NaN or infinity behaviour.
 _FASTMATH = {"reassoc", "contract"}
+# The normalizing loops vectorize without reassociation, and must not have it: it would fold
+# ((x - mean_hi) - mean_lo) into x - mean and (d * rstd) * Scale into d * (rstd * Scale), which overflows.
+_ELEMENTWISE_FASTMATH = {"contract"}
 
 #: Elements per block of a run: a block is read twice for its statistics and once more for the output while it
 #: stays in L1, and the FLOAT32 temporary holds one block.
@@ -399,7 +402,7 @@ def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[f
     return total, m2
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
 def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
                      mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, tmp: Any,
                      tag: Any) -> None:
@@ -435,7 +438,7 @@ def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any,
             tmp[i] = d * rstd + c
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
 def _normalize_store(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
                      mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, floor: Any, y: Any,
                      yb: int, ly: int, tag: Any) -> None:
