@@ -157,9 +157,6 @@ print("ok")
 """
 
 
-@pytest.mark.xfail(reason="numba's workqueue threading layer (used where neither OpenMP nor TBB is installed) aborts "
-                          "the process when two threads launch parallel kernels at once; GATHER_ND1 and "
-                          "MEAN_VARIANCE_NORMALIZATION1 launch them for large tensors", strict=False)
 def test_threads_on_the_workqueue_threading_layer() -> None:
     import os
     import subprocess

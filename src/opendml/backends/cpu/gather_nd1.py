@@ -42,7 +42,7 @@ from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
-from .memory_kernels import STREAMING_THRESHOLD_BYTES, copy_bytes, fence, stream_copy
+from .memory_kernels import PARALLEL_LAUNCH, STREAMING_THRESHOLD_BYTES, copy_bytes, fence, stream_copy
 
 Int64Array = npt.NDArray[np.int64]
 
@@ -411,7 +411,8 @@ class GatherKernel:
                      plan.signed, plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides, self._chunk,
                      self._staged, self._stream_rows, self._ahead, self._lines)
         if self._parts > 1:
-            _gather_parallel(*arguments, self._parts)
+            with PARALLEL_LAUNCH:
+                _gather_parallel(*arguments, self._parts)
         else:
             _gather_range(*arguments, 0, self._positions)
 

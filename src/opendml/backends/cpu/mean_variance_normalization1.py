@@ -40,6 +40,7 @@ from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from ...types import ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
+from .memory_kernels import PARALLEL_LAUNCH
 
 # reassoc lets LLVM vectorize the sums; contract allows FMA. Neither changes NaN or infinity behaviour.
 _FASTMATH = {"reassoc", "contract"}
@@ -612,7 +613,7 @@ def _offsets(dims: Sequence[Dim], which: int) -> npt.NDArray[np.int64]:
 class MvnPlan:
     """A compiled MVN: call with the flat input, scale (or None), bias (or None) and output views."""
 
-    __slots__ = ("_dummy", "_fparams", "_kernel", "_meta", "_tab", "_tag", "_view")
+    __slots__ = ("_dummy", "_fparams", "_kernel", "_meta", "_parallel", "_tab", "_tag", "_view")
 
     def __init__(self, desc: MeanVarianceNormalization1OperatorDesc) -> None:
         source = desc.input_tensor
@@ -676,13 +677,19 @@ class MvnPlan:
         self._view = np.dtype(np.uint16) if is_f16 else np.dtype(np.float32)
         self._tag = _F16_TAG if is_f16 else _NATIVE_TAG
         self._dummy = np.zeros(1, self._view)   # bound for an absent Scale or Bias, never read
+        self._parallel = parallel
         self._kernel = _parallel_kernel if parallel else _serial_kernel
 
     def __call__(self, x: FlatArray, scale: FlatArray | None, bias: FlatArray | None, y: FlatArray) -> None:
         view = self._view
-        self._kernel(x.view(view), self._dummy if scale is None else scale.view(view),
+        arguments = (x.view(view), self._dummy if scale is None else scale.view(view),
                      self._dummy if bias is None else bias.view(view), y.view(view), self._meta, self._tab,
                      self._fparams, self._tag)
+        if self._parallel:
+            with PARALLEL_LAUNCH:
+                self._kernel(*arguments)
+        else:
+            self._kernel(*arguments)
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:

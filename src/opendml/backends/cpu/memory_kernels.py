@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import platform
+import threading
 from typing import Any
 
 import numba
@@ -36,6 +37,11 @@ HAVE_STREAMING_STORES = platform.machine().lower() in ("x86_64", "amd64")
 STREAMING_THRESHOLD_BYTES = 4 << 20
 
 _LINE = 64
+
+#: Held while a `parallel=True` kernel runs. numba's fallback threading layer (workqueue, used where neither
+#: OpenMP nor TBB is installed) aborts the process when two threads launch parallel kernels at once; such a
+#: kernel already uses every core, so taking turns costs nothing.
+PARALLEL_LAUNCH = threading.Lock()
 
 
 def _memcpy_typer(typingctx: Any, dst: Any, src: Any, nbytes: Any) -> Any:
