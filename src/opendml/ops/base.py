@@ -105,6 +105,22 @@ def check_tensor(operator: str, name: str, desc: TensorDesc, *, is_output: bool)
                               f"{list(desc.sizes)} onto the same memory; an output's elements must not overlap")
 
 
+def check_same_rank(operator: str, name: str, tensor: TensorDesc, reference_name: str, reference: TensorDesc
+                    ) -> None:
+    """`name` has the DimensionCount of `reference_name`."""
+    if tensor.dimension_count != reference.dimension_count:
+        raise ValidationError(f"{operator}: {name}.DimensionCount is {tensor.dimension_count}; it must equal "
+                              f"{reference_name}.DimensionCount ({reference.dimension_count})")
+
+
+def check_same_data_type(operator: str, name: str, tensor: TensorDesc, reference_name: str, reference: TensorDesc
+                         ) -> None:
+    """`name` has the DataType of `reference_name`."""
+    if tensor.data_type != reference.data_type:
+        raise ValidationError(f"{operator}: {name}.DataType is {tensor.data_type.name}; it must equal "
+                              f"{reference_name}.DataType ({reference.data_type.name})")
+
+
 def strides_overlap(sizes: Sequence[int], strides: Sequence[int]) -> bool:
     """Whether two different logical elements share one memory element.
 

@@ -9,7 +9,7 @@ from ..errors import ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
-from .base import OperatorDesc, require_tensor
+from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 
 _INDEX_TYPES = (I64, I32, U64, U32)
 _EIGHT = (F32, F16, I32, I16, I8, U32, U16, U8)
@@ -80,12 +80,8 @@ class GatherNd1OperatorDesc(OperatorDesc):
                       {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
         rank = source.dimension_count
         for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
-            if tensor.dimension_count != rank:
-                raise ValidationError(f"{operator}: {name}.DimensionCount is {tensor.dimension_count}; it must equal "
-                                      f"InputTensor.DimensionCount ({rank})")
-        if result.data_type != source.data_type:
-            raise ValidationError(f"{operator}: OutputTensor.DataType is {result.data_type.name}; it must equal "
-                                  f"InputTensor.DataType ({source.data_type.name})")
+            check_same_rank(operator, name, tensor, "InputTensor", source)
+        check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
         input_count, indices_count, batch = (self.input_dimension_count, self.indices_dimension_count,
                                              self.batch_dimension_count)
         for name, count, tensor_name in (("InputDimensionCount", input_count, "InputTensor"),

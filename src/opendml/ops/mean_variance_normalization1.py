@@ -18,7 +18,7 @@ from ..support import F16, F32, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
 from .activations import ActivationOperatorDesc, float_field, fusable_names
-from .base import OperatorDesc, check_axes, require_tensor, uint_list
+from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor, uint_list
 
 _FLOATS = (F32, F16)
 
@@ -116,12 +116,8 @@ class MeanVarianceNormalization1OperatorDesc(OperatorDesc):
         for name, desc in tensors.items():
             if desc is None or name == "InputTensor":
                 continue
-            if desc.data_type != source.data_type:
-                raise ValidationError(f"{operator}: {name}.DataType is {desc.data_type.name}; it must equal "
-                                      f"InputTensor.DataType ({source.data_type.name})")
-            if desc.dimension_count != source.dimension_count:
-                raise ValidationError(f"{operator}: {name}.DimensionCount is {desc.dimension_count}; it must equal "
-                                      f"InputTensor.DimensionCount ({source.dimension_count})")
+            check_same_data_type(operator, name, desc, "InputTensor", source)
+            check_same_rank(operator, name, desc, "InputTensor", source)
         if self.output_tensor.sizes != source.sizes:
             raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(self.output_tensor.sizes)}; it must "
                                   f"equal InputTensor.Sizes {list(source.sizes)}")

@@ -10,7 +10,7 @@ from ..errors import ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
-from .base import OperatorDesc, require_tensor
+from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 
 _INDEX_TYPES = (I64, I32, U64, U32)
 _ELEVEN = (F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8)
@@ -80,12 +80,8 @@ class OneHotOperatorDesc(OperatorDesc):
         indices, values, result = self.indices_tensor, self.values_tensor, self.output_tensor
         rank = indices.dimension_count
         for name, tensor in (("ValuesTensor", values), ("OutputTensor", result)):
-            if tensor.dimension_count != rank:
-                raise ValidationError(f"{operator}: {name}.DimensionCount is {tensor.dimension_count}; it must "
-                                      f"equal IndicesTensor.DimensionCount ({rank})")
-        if result.data_type != values.data_type:
-            raise ValidationError(f"{operator}: OutputTensor.DataType is {result.data_type.name}; it must equal "
-                                  f"ValuesTensor.DataType ({values.data_type.name})")
+            check_same_rank(operator, name, tensor, "IndicesTensor", indices)
+        check_same_data_type(operator, "OutputTensor", result, "ValuesTensor", values)
         if not self.axis < rank:
             raise ValidationError(f"{operator}: Axis is {self.axis}; it must be in [0, {rank - 1}] for IndicesTensor "
                                   f"of {rank} dimensions")

@@ -9,7 +9,7 @@ from ..errors import ValidationError
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType, ReduceFunction
-from .base import OperatorDesc, check_axes, require_tensor, uint_list
+from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor, uint_list
 
 R = ReduceFunction
 _ARG_INDEX_TYPES = (I64, I32, U64, U32)
@@ -103,9 +103,7 @@ class ReduceOperatorDesc(OperatorDesc):
         check_axes(operator, self.axes, source.dimension_count, "InputTensor")
         check_support(SUPPORT[self.function], operator, level,
                       {"InputTensor": source, "OutputTensor": result})
-        if result.dimension_count != source.dimension_count:
-            raise ValidationError(f"{operator}: OutputTensor.DimensionCount is {result.dimension_count}; it must "
-                                  f"equal InputTensor.DimensionCount ({source.dimension_count})")
+        check_same_rank(operator, "OutputTensor", result, "InputTensor", source)
         expected = list(reduced_sizes(source.sizes, self.axes))
         if list(result.sizes) != expected:
             raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; with Axes "
@@ -115,9 +113,8 @@ class ReduceOperatorDesc(OperatorDesc):
             if largest > _INDEX_LIMITS[result.data_type]:
                 raise ValidationError(f"{operator}: OutputTensor.DataType {result.data_type.name} cannot hold the "
                                       f"largest index {largest}; use a wider index type")
-        elif result.data_type != source.data_type:
-            raise ValidationError(f"{operator}: OutputTensor.DataType is {result.data_type.name}; it must equal "
-                                  f"InputTensor.DataType ({source.data_type.name})")
+        else:
+            check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
 
     @property
     def reduced_element_count(self) -> int:

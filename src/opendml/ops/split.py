@@ -10,7 +10,7 @@ from ..errors import ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
-from .base import OperatorDesc, require_tensor
+from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 
 _EIGHT = (F32, F16, I32, I16, I8, U32, U16, U8)
 
@@ -80,12 +80,8 @@ class SplitOperatorDesc(OperatorDesc):
         source = self.input_tensor
         rank = source.dimension_count
         for name, output in self.output_slots():
-            if output.dimension_count != rank:
-                raise ValidationError(f"{operator}: {name}.DimensionCount is {output.dimension_count}; it must equal "
-                                      f"InputTensor.DimensionCount ({rank})")
-            if output.data_type != source.data_type:
-                raise ValidationError(f"{operator}: {name}.DataType is {output.data_type.name}; it must equal "
-                                      f"InputTensor.DataType ({source.data_type.name})")
+            check_same_rank(operator, name, output, "InputTensor", source)
+            check_same_data_type(operator, name, output, "InputTensor", source)
         if not self.axis < rank:
             raise ValidationError(f"{operator}: Axis is {self.axis}; it must be in [0, {rank - 1}] for InputTensor "
                                   f"of {rank} dimensions")
