@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -414,6 +415,9 @@ FAMILY_LAYOUTS = [
     simple_layout((2, 40), (0,)),              # short rows: switched to A
     ((6, 9000), (1, 6), (1, 1), (1,)),         # transposed: strided runs
     ((2, 9000, 2), (1, 4, 2), (2, 1, 1), (1,)),  # padded/transposed, long strided runs
+    simple_layout((9, 700), (1,)),             # A, short runs four outputs at a time, and a remainder
+    simple_layout((9, 5, 60), (0, 2)),         # A, nine short runs per output: four at a time, and one
+    simple_layout((2, 4501), (1,)),            # A, long runs read as quarters, and a tail
 ]
 
 
@@ -426,12 +430,70 @@ def test_families_float(function: int, layout: Layout) -> None:
         check_case(function, dtype, odt, layout, seed=function + 100, specials=True)
 
 
-@pytest.mark.parametrize("layout", FAMILY_LAYOUTS[:5], ids=lambda lay: f"{lay[0]}-{lay[3]}")
+@pytest.mark.parametrize("layout", FAMILY_LAYOUTS[:5] + FAMILY_LAYOUTS[7:], ids=lambda lay: f"{lay[0]}-{lay[3]}")
 @pytest.mark.parametrize("function", sorted(set(ALL_FUNCTIONS) - FLOAT_ONLY))
 def test_families_int(function: int, layout: Layout) -> None:
     for dtype in INTS:
         odt = np.dtype(np.int64) if function in (rk.ARGMAX, rk.ARGMIN) else dtype
         check_case(function, dtype, odt, layout, seed=function)
+
+
+# ---------------------------------------------------------------------------
+# Threads: every dispatch of these layouts goes to numba's threads.
+
+THREADED_LAYOUTS = [
+    *FAMILY_LAYOUTS,
+    simple_layout((7, 300), (0, 1)),           # one output: its runs cut into segments
+    simple_layout((3, 40, 50), (0, 1, 2)),     # one output over an offset table, in segments
+    simple_layout((600, 40), (0,)),            # B, forty outputs cut into tiles
+]
+
+
+@pytest.fixture
+def threaded(monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Plans made under it use the threads for any size: family B tiles of >= 16 outputs, segments of 64."""
+    monkeypatch.setattr(rk, "_PARALLEL_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(rk, "_MIN_TILE", 16)
+    monkeypatch.setattr(rk, "_SEGMENT", 64)
+    return numba.get_num_threads() > 1
+
+
+@pytest.mark.parametrize("layout", THREADED_LAYOUTS, ids=lambda lay: f"{lay[0]}-{lay[3]}")
+@pytest.mark.parametrize("function", ALL_FUNCTIONS)
+def test_threaded_plans(function: int, layout: Layout, threaded: bool) -> None:
+    sizes, in_strides, out_strides, axes = layout
+    for dtype in (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int32)):
+        if dtype.kind == "i" and function in FLOAT_ONLY:
+            continue
+        odt = np.dtype(np.int64) if function in (rk.ARGMAX, rk.ARGMIN) else dtype
+        plan = rk.make_reduce_plan(function, dtype, odt, sizes, in_strides, out_strides, axes)
+        one_output = math.prod(size for d, size in enumerate(sizes) if d not in axes) == 1
+        if threaded and isinstance(plan, rk.ReducePlan):  # contiguous ARGMAX/MAX runs go to NumPy instead
+            # A single ARGMAX/ARGMIN/LOG_SUM_EXP output is not cut into segments.
+            single = one_output and function in (rk.ARGMAX, rk.ARGMIN, rk.LOG_SUM_EXP)
+            assert (plan._threaded is None) == single
+        check_case(function, dtype, odt, layout, seed=function, specials=dtype.kind == "f")
+
+
+@pytest.mark.parametrize("function", [rk.SUM, rk.L2, rk.MULTIPLY, rk.MAX, rk.ARGMIN, rk.LOG_SUM_EXP])
+def test_threads_do_not_change_results(function: int, threaded: bool) -> None:
+    # Each output is reduced by one thread in the serial order: bit-identical results on one or all threads.
+    rng = np.random.default_rng(3)
+    for layout in (simple_layout((37, 5000), (1,)), simple_layout((300, 700), (0,)), simple_layout((9, 5, 60), (0, 2))):
+        sizes, in_strides, out_strides, axes = layout
+        x = (rng.standard_normal(math.prod(sizes)) * (1e-3 if function == rk.MULTIPLY else 1) + 1).astype(np.float32)
+        odt = np.dtype(np.int64) if function == rk.ARGMIN else x.dtype
+        plan = rk.make_reduce_plan(function, x.dtype, odt, sizes, in_strides, out_strides, axes)
+        results = []
+        for count in (1, numba.get_num_threads()):
+            numba.set_num_threads(count)
+            try:
+                out = np.empty(math.prod(1 if d in axes else s for d, s in enumerate(sizes)), odt)
+                plan(x, out)
+            finally:
+                numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+            results.append(out)
+        assert results[0].tobytes() == results[1].tobytes()
 
 
 def test_argmax_nan_after_larger_chunk_maximum() -> None:

@@ -44,6 +44,7 @@ from numba import types
 from numba.extending import intrinsic, overload
 
 from ...types import ReduceFunction
+from .memory_kernels import PARALLEL_LAUNCH, prefer_wide_vectors
 
 # Plain ints, which numba freezes into the kernels as constants.
 (ARGMAX, ARGMIN, AVERAGE, L1, L2, LOG_SUM, LOG_SUM_EXP, MAX, MIN, MULTIPLY, SUM,
@@ -65,8 +66,9 @@ _INPUT_DTYPES = frozenset(
 _FASTMATH = {"reassoc", "contract"}
 
 # Layout of the ``meta`` int64 array handed to every kernel.
-_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT, _M_IDX64 = range(11)
-_META_LEN = 11
+(_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT, _M_IDX64, _M_TILE,
+ _M_UNITS, _M_CHUNKS) = range(14)
+_META_LEN = 14
 _FAMILY_A = 0
 _FAMILY_B = 1
 
@@ -76,6 +78,19 @@ _TILE = 8192
 # Family A splits long runs into chunks this size for the two-step (chunk
 # max, then a scan of the cached chunk) ARGMAX/ARGMIN and LOG_SUM_EXP.
 _CHUNK = 2048
+# Dispatches reading at least this many elements run on all of numba's
+# threads (below it, starting them costs more than they save).
+_PARALLEL_MIN_ELEMENTS = 1 << 18
+# Family B tiles are at least this many outputs when cut smaller for threads.
+_MIN_TILE = 256
+# A single output's runs are reduced on threads in segments of this many
+# elements (a constant, so that the result is the same on any thread count).
+_SEGMENT = 1 << 16
+# FLOAT16 partial sums in FLOAT32 cover this many elements per stream.
+_HALF_BLOCK = 512
+# Runs of at least this many bytes are read as four interleaved streams
+# (quarters); shorter ones four runs at a time.
+_STREAMS_MIN_BYTES = 16384
 # An inner loop shorter than this makes the other family preferable.
 _SHORT_RUN = 16
 
@@ -191,6 +206,41 @@ def _absval(v: Any) -> Any:
 
 def _finish(acc: Any, op: Any, count: Any) -> Any:
     raise NotImplementedError
+
+
+def _load_half32(x: Any, i: Any, tag: Any) -> Any:
+    """FLOAT16 element i as float32 (exact); only called on FLOAT16 data."""
+    raise NotImplementedError
+
+
+def _half_input(x: Any, tag: Any) -> bool:
+    """Whether x holds FLOAT16 bits (a compile-time constant)."""
+    raise NotImplementedError
+
+
+@overload(_load_half32)
+def _load_half32_impl(x: Any, i: Any, tag: Any) -> Any:
+    if x.dtype == types.uint16:
+
+        def load_half32(x: Any, i: Any, tag: Any) -> Any:
+            return _h2f(x[np.uint64(i)])
+
+        return load_half32
+
+    def load_other(x: Any, i: Any, tag: Any) -> Any:  # never called; keeps other dtypes typeable
+        return np.float32(x[np.uint64(i)])
+
+    return load_other
+
+
+@overload(_half_input)
+def _half_input_impl(x: Any, tag: Any) -> Any:
+    flag = _is_f16(x, tag)
+
+    def half_input(x: Any, tag: Any) -> bool:
+        return flag
+
+    return half_input
 
 
 def _is_f16(x: Any, tag: Any) -> bool:
@@ -404,8 +454,9 @@ def _f64_to_f16_bits(v: float) -> Any:
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
-def _run_accum(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
+def _run_accum1(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
     """Sum of x, |x| or x^2 (by op), or product for MULTIPLY, over one run."""
+    prefer_wide_vectors()
     if op == MULTIPLY:
         p = _acc_one(x, tag)
         for i in range(n):
@@ -426,8 +477,108 @@ def _run_accum(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
+def _accum4(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op: int, tag: Any, parts: Any) -> None:
+    """parts[r] = _run_accum1 over run r of four runs of n elements, read at once.
+
+    Four sequential streams keep more loads in flight than one: measured, a
+    [4096, 4096] SUM over rows ran at 0.66x of a copy's time instead of 0.93x
+    on one thread. Each op has its own loop: LLVM neither unswitches a shared
+    one nor vectorizes it.
+    """
+    prefer_wide_vectors()
+    if _half_input(x, tag) and op != MULTIPLY:
+        _accum4_half(x, s0, s1, s2, s3, n, st, op, tag, parts)
+        return
+    if op == MULTIPLY:
+        p0, p1, p2, p3 = _acc_one(x, tag), _acc_one(x, tag), _acc_one(x, tag), _acc_one(x, tag)
+        for i in range(n):
+            p0 *= _load(x, s0 + i * st, tag)
+            p1 *= _load(x, s1 + i * st, tag)
+            p2 *= _load(x, s2 + i * st, tag)
+            p3 *= _load(x, s3 + i * st, tag)
+        parts[0], parts[1], parts[2], parts[3] = p0, p1, p2, p3
+        return
+    a0, a1, a2, a3 = _acc_zero(x, tag), _acc_zero(x, tag), _acc_zero(x, tag), _acc_zero(x, tag)
+    if op == L1:
+        for i in range(n):
+            a0 += _absval(_load(x, s0 + i * st, tag))
+            a1 += _absval(_load(x, s1 + i * st, tag))
+            a2 += _absval(_load(x, s2 + i * st, tag))
+            a3 += _absval(_load(x, s3 + i * st, tag))
+    elif op in (L2, SUM_SQUARE):
+        for i in range(n):
+            v0, v1 = _load(x, s0 + i * st, tag), _load(x, s1 + i * st, tag)
+            v2, v3 = _load(x, s2 + i * st, tag), _load(x, s3 + i * st, tag)
+            a0 += v0 * v0
+            a1 += v1 * v1
+            a2 += v2 * v2
+            a3 += v3 * v3
+    else:
+        for i in range(n):
+            a0 += _load(x, s0 + i * st, tag)
+            a1 += _load(x, s1 + i * st, tag)
+            a2 += _load(x, s2 + i * st, tag)
+            a3 += _load(x, s3 + i * st, tag)
+    parts[0], parts[1], parts[2], parts[3] = a0, a1, a2, a3
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
+def _accum4_half(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op: int, tag: Any,
+                 parts: Any) -> None:
+    """_accum4 for FLOAT16 SUM, AVERAGE, L1, L2, SUM_SQUARE, LOG_SUM: FLOAT32 partial sums over blocks of
+    _HALF_BLOCK elements (no FLOAT16 value or square can overflow them), added in float64. Converting each
+    element to float64 made the loop compute-bound (measured 0.36 against 0.06 ns per element in L1)."""
+    prefer_wide_vectors()
+    t0, t1, t2, t3 = 0.0, 0.0, 0.0, 0.0
+    for b0 in range(0, n, _HALF_BLOCK):
+        b1 = min(b0 + _HALF_BLOCK, n)
+        a0, a1, a2, a3 = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
+        if op == L1:
+            for i in range(b0, b1):
+                a0 += abs(_load_half32(x, s0 + i * st, tag))
+                a1 += abs(_load_half32(x, s1 + i * st, tag))
+                a2 += abs(_load_half32(x, s2 + i * st, tag))
+                a3 += abs(_load_half32(x, s3 + i * st, tag))
+        elif op in (L2, SUM_SQUARE):
+            for i in range(b0, b1):
+                v0, v1 = _load_half32(x, s0 + i * st, tag), _load_half32(x, s1 + i * st, tag)
+                v2, v3 = _load_half32(x, s2 + i * st, tag), _load_half32(x, s3 + i * st, tag)
+                a0 += v0 * v0
+                a1 += v1 * v1
+                a2 += v2 * v2
+                a3 += v3 * v3
+        else:
+            for i in range(b0, b1):
+                a0 += _load_half32(x, s0 + i * st, tag)
+                a1 += _load_half32(x, s1 + i * st, tag)
+                a2 += _load_half32(x, s2 + i * st, tag)
+                a3 += _load_half32(x, s3 + i * st, tag)
+        t0 += np.float64(a0)
+        t1 += np.float64(a1)
+        t2 += np.float64(a2)
+        t3 += np.float64(a3)
+    parts[0], parts[1], parts[2], parts[3] = t0, t1, t2, t3
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
+def _run_accum(x: Any, s0: int, n: int, st: int, op: int, tag: Any) -> Any:
+    """_run_accum1, a long run read as four interleaved quarters (see _accum4) and then its tail, combined as
+    ((q0 + q1) + (q2 + q3)) + tail."""
+    if n * x.itemsize < _STREAMS_MIN_BYTES:
+        return _run_accum1(x, s0, n, st, op, tag)
+    q = n // 4
+    parts = _acc_empty(x, tag, 4)
+    _accum4(x, s0, s0 + q * st, s0 + 2 * q * st, s0 + 3 * q * st, q, st, op, tag, parts)
+    tail = _run_accum1(x, s0 + 4 * q * st, n - 4 * q, st, op, tag)
+    if op == MULTIPLY:
+        return ((parts[0] * parts[1]) * (parts[2] * parts[3])) * tail
+    return ((parts[0] + parts[1]) + (parts[2] + parts[3])) + tail
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _row_accum(x: Any, s0: int, n: int, st: int, acc: Any, op: int, tag: Any) -> None:
     """acc[k] (+|*)= f(x[s0 + k*st]) for k < n."""
+    prefer_wide_vectors()
     if op == MULTIPLY:
         for k in range(n):
             acc[k] *= _load(x, s0 + k * st, tag)
@@ -444,8 +595,34 @@ def _row_accum(x: Any, s0: int, n: int, st: int, acc: Any, op: int, tag: Any) ->
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
+def _row_accum4(x: Any, s0: int, step: int, n: int, st: int, acc: Any, op: int, tag: Any) -> None:
+    """_row_accum over the four rows at s0, s0 + step, s0 + 2 step, s0 + 3 step at once (four streams, see
+    _accum4): acc[k] (+|*)= (f(r0) + f(r1)) + (f(r2) + f(r3))."""
+    prefer_wide_vectors()
+    s1, s2, s3 = s0 + step, s0 + 2 * step, s0 + 3 * step
+    if op == MULTIPLY:
+        for k in range(n):
+            acc[k] *= (_load(x, s0 + k * st, tag) * _load(x, s1 + k * st, tag)) * (
+                _load(x, s2 + k * st, tag) * _load(x, s3 + k * st, tag))
+    elif op == L1:
+        for k in range(n):
+            acc[k] += (_absval(_load(x, s0 + k * st, tag)) + _absval(_load(x, s1 + k * st, tag))) + (
+                _absval(_load(x, s2 + k * st, tag)) + _absval(_load(x, s3 + k * st, tag)))
+    elif op in (L2, SUM_SQUARE):
+        for k in range(n):
+            v0, v1 = _load(x, s0 + k * st, tag), _load(x, s1 + k * st, tag)
+            v2, v3 = _load(x, s2 + k * st, tag), _load(x, s3 + k * st, tag)
+            acc[k] += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3)
+    else:
+        for k in range(n):
+            acc[k] += (_load(x, s0 + k * st, tag) + _load(x, s1 + k * st, tag)) + (
+                _load(x, s2 + k * st, tag) + _load(x, s3 + k * st, tag))
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_extreme(x: Any, s0: int, n: int, st: int, is_min: bool, tag: Any) -> Any:
     """Max (or min) of one run, NaN if the run holds a NaN."""
+    prefer_wide_vectors()
     m = _loadn(x, s0, tag)
     if is_min:
         for i in range(n):
@@ -463,6 +640,7 @@ def _run_find(x: Any, s0: int, n: int, st: int, target: Any, tag: Any) -> int:
     Counts matches per block in a vectorizable loop and scans only the block
     that has one.
     """
+    prefer_wide_vectors()
     want_nan = _isnan(target)
     for b0 in range(0, n, _FIND_BLOCK):
         b1 = min(b0 + _FIND_BLOCK, n)
@@ -534,6 +712,7 @@ def _expneg32(t: np.float32) -> np.float32:
 @numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_expsum(x: Any, s0: int, n: int, st: int, m: float, tag: Any) -> float:
     """Sum of exp(x - m) over a run whose elements are all <= m (no NaN)."""
+    prefer_wide_vectors()
     s = 0.0
     if x.itemsize == 8:
         for i in range(n):
@@ -574,8 +753,9 @@ def _store_index(out32: Any, pos: int, idx: int, idx64: bool) -> None:
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
-def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
     """SUM, AVERAGE, L1, L2, LOG_SUM, SUM_SQUARE, MULTIPLY."""
+    prefer_wide_vectors()
     op = meta[_M_OP]
     n_out = meta[_M_NOUT]
     lk = meta[_M_LK]
@@ -590,35 +770,67 @@ def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     rtab = tab[2 * n_out : 2 * n_out + n_rtab]
     mul = op == MULTIPLY
     if meta[_M_FAMILY] == _FAMILY_A:
-        for o in range(n_out):
-            for k in range(lk):
-                base = ob_in[o] + k * sk_in
-                acc = _run_accum(x, base + rtab[0], lr, sr, op, tag)
-                for j in range(1, n_rtab):
-                    part = _run_accum(x, base + rtab[j], lr, sr, op, tag)
+        # Short runs go four at a time, for the streams (see _accum4): four outputs' runs where each output has
+        # one, else four runs of the same output.
+        parts = _acc_empty(x, tag, 4)
+        short = lr * x.itemsize < _STREAMS_MIN_BYTES
+        first_unit = u0
+        if short and n_rtab == 1:
+            for u in range(u0, u1 - 3, 4):
+                starts = np.empty(4, np.int64)
+                targets = np.empty(4, np.int64)
+                for r in range(4):
+                    o = (u + r) // lk
+                    k = u + r - o * lk
+                    starts[r] = ob_in[o] + k * sk_in + rtab[0]
+                    targets[r] = ob_out[o] + k * sk_out
+                _accum4(x, starts[0], starts[1], starts[2], starts[3], lr, sr, op, tag, parts)
+                for r in range(4):
+                    _store(out, targets[r], _finish(parts[r], op, count), tag)
+                first_unit = u + 4
+        for u in range(first_unit, u1):
+            o = u // lk
+            k = u - o * lk
+            base = ob_in[o] + k * sk_in
+            acc = _run_accum(x, base + rtab[0], lr, sr, op, tag)
+            first = 1
+            if short:
+                for j in range(1, n_rtab - 3, 4):
+                    _accum4(x, base + rtab[j], base + rtab[j + 1], base + rtab[j + 2], base + rtab[j + 3], lr, sr,
+                            op, tag, parts)
                     if mul:
-                        acc *= part
+                        acc *= (parts[0] * parts[1]) * (parts[2] * parts[3])
                     else:
-                        acc += part
-                _store(out, ob_out[o] + k * sk_out, _finish(acc, op, count), tag)
+                        acc += (parts[0] + parts[1]) + (parts[2] + parts[3])
+                    first = j + 4
+            for j in range(first, n_rtab):
+                part = _run_accum(x, base + rtab[j], lr, sr, op, tag)
+                acc = acc * part if mul else acc + part
+            _store(out, ob_out[o] + k * sk_out, _finish(acc, op, count), tag)
         return
-    accv = _acc_empty(x, tag, min(lk, _TILE))
-    for o in range(n_out):
-        for t0 in range(0, lk, _TILE):
-            tl = min(_TILE, lk - t0)
-            accv[:tl] = _acc_one(x, tag) if mul else _acc_zero(x, tag)
-            base = ob_in[o] + t0 * sk_in
-            for j in range(n_rtab):
-                for i in range(lr):
-                    _row_accum(x, base + rtab[j] + i * sr, tl, sk_in, accv, op, tag)
-            obase = ob_out[o] + t0 * sk_out
-            for k in range(tl):
-                _store(out, obase + k * sk_out, _finish(accv[k], op, count), tag)
+    tile = meta[_M_TILE]
+    n_tiles = (lk + tile - 1) // tile
+    accv = _acc_empty(x, tag, min(lk, tile))
+    for u in range(u0, u1):
+        o = u // n_tiles
+        t0 = (u - o * n_tiles) * tile
+        tl = min(tile, lk - t0)
+        accv[:tl] = _acc_one(x, tag) if mul else _acc_zero(x, tag)
+        base = ob_in[o] + t0 * sk_in
+        for j in range(n_rtab):
+            for i in range(0, lr - 3, 4):
+                _row_accum4(x, base + rtab[j] + i * sr, sr, tl, sk_in, accv, op, tag)
+            for i in range(lr - lr % 4, lr):
+                _row_accum(x, base + rtab[j] + i * sr, tl, sk_in, accv, op, tag)
+        obase = ob_out[o] + t0 * sk_out
+        for k in range(tl):
+            _store(out, obase + k * sk_out, _finish(accv[k], op, count), tag)
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
-def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
     """MAX, MIN (NaN-propagating)."""
+    prefer_wide_vectors()
     is_min = meta[_M_OP] == MIN
     n_out = meta[_M_NOUT]
     lk = meta[_M_LK]
@@ -631,39 +843,44 @@ def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     ob_out = tab[n_out : 2 * n_out]
     rtab = tab[2 * n_out : 2 * n_out + n_rtab]
     if meta[_M_FAMILY] == _FAMILY_A:
-        for o in range(n_out):
-            for k in range(lk):
-                base = ob_in[o] + k * sk_in
-                m = _run_extreme(x, base + rtab[0], lr, sr, is_min, tag)
-                for j in range(1, n_rtab):
-                    part = _run_extreme(x, base + rtab[j], lr, sr, is_min, tag)
-                    m = _vmin(m, part) if is_min else _vmax(m, part)
-                _store(out, ob_out[o] + k * sk_out, m, tag)
+        for u in range(u0, u1):
+            o = u // lk
+            k = u - o * lk
+            base = ob_in[o] + k * sk_in
+            m = _run_extreme(x, base + rtab[0], lr, sr, is_min, tag)
+            for j in range(1, n_rtab):
+                part = _run_extreme(x, base + rtab[j], lr, sr, is_min, tag)
+                m = _vmin(m, part) if is_min else _vmax(m, part)
+            _store(out, ob_out[o] + k * sk_out, m, tag)
         return
-    accv = _cmp_empty(x, tag, min(lk, _TILE))
-    for o in range(n_out):
-        for t0 in range(0, lk, _TILE):
-            tl = min(_TILE, lk - t0)
-            base = ob_in[o] + t0 * sk_in
-            for k in range(tl):
-                accv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
-            for j in range(n_rtab):
-                for i in range(lr):
-                    rb = base + rtab[j] + i * sr
-                    if is_min:
-                        for k in range(tl):
-                            accv[k] = _vmin(accv[k], _loadn(x, rb + k * sk_in, tag))
-                    else:
-                        for k in range(tl):
-                            accv[k] = _vmax(accv[k], _loadn(x, rb + k * sk_in, tag))
-            obase = ob_out[o] + t0 * sk_out
-            for k in range(tl):
-                _store(out, obase + k * sk_out, accv[k], tag)
+    tile = meta[_M_TILE]
+    n_tiles = (lk + tile - 1) // tile
+    accv = _cmp_empty(x, tag, min(lk, tile))
+    for u in range(u0, u1):
+        o = u // n_tiles
+        t0 = (u - o * n_tiles) * tile
+        tl = min(tile, lk - t0)
+        base = ob_in[o] + t0 * sk_in
+        for k in range(tl):
+            accv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
+        for j in range(n_rtab):
+            for i in range(lr):
+                rb = base + rtab[j] + i * sr
+                if is_min:
+                    for k in range(tl):
+                        accv[k] = _vmin(accv[k], _loadn(x, rb + k * sk_in, tag))
+                else:
+                    for k in range(tl):
+                        accv[k] = _vmax(accv[k], _loadn(x, rb + k * sk_in, tag))
+        obase = ob_out[o] + t0 * sk_out
+        for k in range(tl):
+            _store(out, obase + k * sk_out, accv[k], tag)
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
-def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
     """ARGMAX, ARGMIN: first extreme in linear order; the first NaN beats all."""
+    prefer_wide_vectors()
     is_min = meta[_M_OP] == ARGMIN
     idx64 = meta[_M_IDX64] == 1
     n_out = meta[_M_NOUT]
@@ -677,58 +894,63 @@ def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     ob_out = tab[n_out : 2 * n_out]
     rtab = tab[2 * n_out : 2 * n_out + n_rtab]
     if meta[_M_FAMILY] == _FAMILY_A:
-        for o in range(n_out):
-            for k in range(lk):
-                base = ob_in[o] + k * sk_in
-                best = _loadn(x, base + rtab[0], tag)
-                best_i = 0
-                # Chunk extreme first (vectorized), then locate it inside the
-                # chunk, which is still in cache, only when it improves.
-                for j in range(n_rtab):
-                    rb = base + rtab[j]
-                    for c0 in range(0, lr, _CHUNK):
-                        cn = min(_CHUNK, lr - c0)
-                        cb = rb + c0 * sr
-                        cm = _run_extreme(x, cb, cn, sr, is_min, tag)
-                        better = cm < best if is_min else cm > best
-                        if better or _isnan(cm):
-                            best = cm
-                            best_i = j * lr + c0 + _run_find(x, cb, cn, sr, cm, tag)
-                            if _isnan(cm):
-                                break
-                    if _isnan(best):
-                        break
-                _store_index(out, ob_out[o] + k * sk_out, best_i, idx64)
-        return
-    bestv = _cmp_empty(x, tag, min(lk, _TILE))
-    idxv = np.empty(min(lk, _TILE), np.int64)
-    for o in range(n_out):
-        for t0 in range(0, lk, _TILE):
-            tl = min(_TILE, lk - t0)
-            base = ob_in[o] + t0 * sk_in
-            for k in range(tl):
-                bestv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
-                idxv[k] = 0
+        for u in range(u0, u1):
+            o = u // lk
+            k = u - o * lk
+            base = ob_in[o] + k * sk_in
+            best = _loadn(x, base + rtab[0], tag)
+            best_i = 0
+            # Chunk extreme first (vectorized), then locate it inside the
+            # chunk, which is still in cache, only when it improves.
             for j in range(n_rtab):
-                for i in range(lr):
-                    rb = base + rtab[j] + i * sr
-                    lin = j * lr + i
-                    for k in range(tl):
-                        v = _loadn(x, rb + k * sk_in, tag)
-                        b = bestv[k]
-                        better = v < b if is_min else v > b
-                        # Once best is NaN nothing replaces it: first NaN wins.
-                        if better or (_isnan(v) and not _isnan(b)):
-                            bestv[k] = v
-                            idxv[k] = lin
-            obase = ob_out[o] + t0 * sk_out
-            for k in range(tl):
-                _store_index(out, obase + k * sk_out, idxv[k], idx64)
+                rb = base + rtab[j]
+                for c0 in range(0, lr, _CHUNK):
+                    cn = min(_CHUNK, lr - c0)
+                    cb = rb + c0 * sr
+                    cm = _run_extreme(x, cb, cn, sr, is_min, tag)
+                    better = cm < best if is_min else cm > best
+                    if better or _isnan(cm):
+                        best = cm
+                        best_i = j * lr + c0 + _run_find(x, cb, cn, sr, cm, tag)
+                        if _isnan(cm):
+                            break
+                if _isnan(best):
+                    break
+            _store_index(out, ob_out[o] + k * sk_out, best_i, idx64)
+        return
+    tile = meta[_M_TILE]
+    n_tiles = (lk + tile - 1) // tile
+    bestv = _cmp_empty(x, tag, min(lk, tile))
+    idxv = np.empty(min(lk, tile), np.int64)
+    for u in range(u0, u1):
+        o = u // n_tiles
+        t0 = (u - o * n_tiles) * tile
+        tl = min(tile, lk - t0)
+        base = ob_in[o] + t0 * sk_in
+        for k in range(tl):
+            bestv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
+            idxv[k] = 0
+        for j in range(n_rtab):
+            for i in range(lr):
+                rb = base + rtab[j] + i * sr
+                lin = j * lr + i
+                for k in range(tl):
+                    v = _loadn(x, rb + k * sk_in, tag)
+                    b = bestv[k]
+                    better = v < b if is_min else v > b
+                    # Once best is NaN nothing replaces it: first NaN wins.
+                    if better or (_isnan(v) and not _isnan(b)):
+                        bestv[k] = v
+                        idxv[k] = lin
+        obase = ob_out[o] + t0 * sk_out
+        for k in range(tl):
+            _store_index(out, obase + k * sk_out, idxv[k], idx64)
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
-def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
     """LOG_SUM_EXP = m + log(sum exp(x - m)) with m the running max."""
+    prefer_wide_vectors()
     n_out = meta[_M_NOUT]
     lk = meta[_M_LK]
     sk_in = meta[_M_SKIN]
@@ -742,76 +964,155 @@ def _lse_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     hi = x.itemsize == 8
     floor32 = np.float32(_EXP_FLOOR32)
     if meta[_M_FAMILY] == _FAMILY_A:
-        for o in range(n_out):
-            for k in range(lk):
-                base = ob_in[o] + k * sk_in
-                # One pass over memory: per cached chunk take its max, rescale
-                # the running sum if the max grew, then add the chunk's exps.
-                m = -np.inf
-                s = 0.0
-                for j in range(n_rtab):
-                    rb = base + rtab[j]
-                    for c0 in range(0, lr, _CHUNK):
-                        cn = min(_CHUNK, lr - c0)
-                        cb = rb + c0 * sr
-                        cm = np.float64(_run_extreme(x, cb, cn, sr, False, tag))
-                        if cm > m:
-                            if s != 0.0:
-                                s *= math.exp(m - cm)
-                            m = cm
-                        elif cm != cm:
-                            m = cm
-                        if m != m:
-                            break
-                        # +inf decides the result (unless a NaN follows); a
-                        # chunk of -inf adds nothing.
-                        if m == np.inf or cm == -np.inf:
-                            continue
-                        s += _run_expsum(x, cb, cn, sr, m, tag)
+        for u in range(u0, u1):
+            o = u // lk
+            k = u - o * lk
+            base = ob_in[o] + k * sk_in
+            # One pass over memory: per cached chunk take its max, rescale
+            # the running sum if the max grew, then add the chunk's exps.
+            m = -np.inf
+            s = 0.0
+            for j in range(n_rtab):
+                rb = base + rtab[j]
+                for c0 in range(0, lr, _CHUNK):
+                    cn = min(_CHUNK, lr - c0)
+                    cb = rb + c0 * sr
+                    cm = np.float64(_run_extreme(x, cb, cn, sr, False, tag))
+                    if cm > m:
+                        if s != 0.0:
+                            s *= math.exp(m - cm)
+                        m = cm
+                    elif cm != cm:
+                        m = cm
                     if m != m:
                         break
-                r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(s)
-                _store(out, ob_out[o] + k * sk_out, r, tag)
+                    # +inf decides the result (unless a NaN follows); a
+                    # chunk of -inf adds nothing.
+                    if m == np.inf or cm == -np.inf:
+                        continue
+                    s += _run_expsum(x, cb, cn, sr, m, tag)
+                if m != m:
+                    break
+            r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(s)
+            _store(out, ob_out[o] + k * sk_out, r, tag)
         return
-    tmax = min(lk, _TILE)
+    tile = meta[_M_TILE]
+    n_tiles = (lk + tile - 1) // tile
+    tmax = min(lk, tile)
     mv = np.empty(tmax, np.float64)
     sv = np.empty(tmax, np.float64)
-    for o in range(n_out):
-        for t0 in range(0, lk, _TILE):
-            tl = min(_TILE, lk - t0)
-            base = ob_in[o] + t0 * sk_in
-            for k in range(tl):
-                mv[k] = -np.inf
-                sv[k] = 0.0
-            for j in range(n_rtab):
-                for i in range(lr):
-                    rb = base + rtab[j] + i * sr
+    for u in range(u0, u1):
+        o = u // n_tiles
+        t0 = (u - o * n_tiles) * tile
+        tl = min(tile, lk - t0)
+        base = ob_in[o] + t0 * sk_in
+        for k in range(tl):
+            mv[k] = -np.inf
+            sv[k] = 0.0
+        for j in range(n_rtab):
+            for i in range(lr):
+                rb = base + rtab[j] + i * sr
+                for k in range(tl):
+                    mv[k] = _fmaximum(mv[k], np.float64(_loadn(x, rb + k * sk_in, tag)))
+        # Non-finite maxima make t NaN or -inf below; the clamp keeps
+        # such lanes harmless and the final step ignores their sums.
+        for j in range(n_rtab):
+            for i in range(lr):
+                rb = base + rtab[j] + i * sr
+                if hi:
                     for k in range(tl):
-                        mv[k] = _fmaximum(mv[k], np.float64(_loadn(x, rb + k * sk_in, tag)))
-            # Non-finite maxima make t NaN or -inf below; the clamp keeps
-            # such lanes harmless and the final step ignores their sums.
-            for j in range(n_rtab):
-                for i in range(lr):
-                    rb = base + rtab[j] + i * sr
-                    if hi:
-                        for k in range(tl):
-                            t = np.float64(_loadn(x, rb + k * sk_in, tag)) - mv[k]
-                            sv[k] += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR)
-                    else:
-                        for k in range(tl):
-                            t32 = _loadn(x, rb + k * sk_in, tag) - np.float32(mv[k])
-                            sv[k] += _expneg32(t32 if t32 > floor32 else floor32)
-            obase = ob_out[o] + t0 * sk_out
-            for k in range(tl):
-                m = mv[k]
-                r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(sv[k])
-                _store(out, obase + k * sk_out, r, tag)
+                        t = np.float64(_loadn(x, rb + k * sk_in, tag)) - mv[k]
+                        sv[k] += _expneg(t if t > _EXP_FLOOR else _EXP_FLOOR)
+                else:
+                    for k in range(tl):
+                        t32 = _loadn(x, rb + k * sk_in, tag) - np.float32(mv[k])
+                        sv[k] += _expneg32(t32 if t32 > floor32 else floor32)
+        obase = ob_out[o] + t0 * sk_out
+        for k in range(tl):
+            m = mv[k]
+            r = m if (m != m or m == np.inf or m == -np.inf) else m + math.log(sv[k])
+            _store(out, obase + k * sk_out, r, tag)
+
+
+# ---------------------------------------------------------------------------
+# Threads. Each output element is computed by one thread, in the same order as
+# on one thread, so results do not depend on the thread count. A plan's work
+# is meta[_M_UNITS] units (family A: one output element; family B: one tile of
+# outputs) split into meta[_M_CHUNKS] chunks.
+
+
+@numba.njit(cache=True, parallel=True)
+def _accum_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    units, chunks = meta[_M_UNITS], meta[_M_CHUNKS]
+    for c in numba.prange(chunks):
+        _accum_kernel(x, out, meta, tab, tag, c * units // chunks, (c + 1) * units // chunks)
+
+
+@numba.njit(cache=True, parallel=True)
+def _extreme_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    units, chunks = meta[_M_UNITS], meta[_M_CHUNKS]
+    for c in numba.prange(chunks):
+        _extreme_kernel(x, out, meta, tab, tag, c * units // chunks, (c + 1) * units // chunks)
+
+
+@numba.njit(cache=True, parallel=True)
+def _arg_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    units, chunks = meta[_M_UNITS], meta[_M_CHUNKS]
+    for c in numba.prange(chunks):
+        _arg_kernel(x, out, meta, tab, tag, c * units // chunks, (c + 1) * units // chunks)
+
+
+@numba.njit(cache=True, parallel=True)
+def _lse_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    units, chunks = meta[_M_UNITS], meta[_M_CHUNKS]
+    for c in numba.prange(chunks):
+        _lse_kernel(x, out, meta, tab, tag, c * units // chunks, (c + 1) * units // chunks)
+
+
+@numba.njit(cache=True, fastmath=_FASTMATH, parallel=True)
+def _split_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
+    """One output element of a family-A plan (all axes reduced, say): the runs are cut into segments of
+    _SEGMENT elements, reduced on all threads, and the partial results combined in segment order. The segments
+    do not depend on the thread count, so neither does the result. Accumulating functions and MAX/MIN only."""
+    op = meta[_M_OP]
+    n_rtab, lr, sr = meta[_M_NRTAB], meta[_M_LR], meta[_M_SR]
+    base, target = tab[0], tab[1]
+    rtab = tab[2 : 2 + n_rtab]
+    per_run = (lr + _SEGMENT - 1) // _SEGMENT
+    segments = n_rtab * per_run
+    if op == MAX or op == MIN:  # noqa: SIM109 (two integer compares, as numba compiles them)
+        extremes = _cmp_empty(x, tag, segments)
+        for g in numba.prange(segments):
+            j = g // per_run
+            c0 = (g - j * per_run) * _SEGMENT
+            extremes[g] = _run_extreme(x, base + rtab[j] + c0 * sr, min(_SEGMENT, lr - c0), sr, op == MIN, tag)
+        m = extremes[0]
+        for g in range(1, segments):
+            m = _vmin(m, extremes[g]) if op == MIN else _vmax(m, extremes[g])
+        _store(out, target, m, tag)
+        return
+    partials = _acc_empty(x, tag, segments)
+    for g in numba.prange(segments):
+        j = g // per_run
+        c0 = (g - j * per_run) * _SEGMENT
+        partials[g] = _run_accum(x, base + rtab[j] + c0 * sr, min(_SEGMENT, lr - c0), sr, op, tag)
+    acc = partials[0]
+    for g in range(1, segments):
+        if op == MULTIPLY:
+            acc *= partials[g]
+        else:
+            acc += partials[g]
+    _store(out, target, _finish(acc, op, meta[_M_COUNT]), tag)
 
 
 # ---------------------------------------------------------------------------
 # Planning.
 
 _Kernel = Callable[..., None]
+_THREADS: dict[_Kernel, _Kernel] = {
+    _accum_kernel: _accum_threads, _extreme_kernel: _extreme_threads, _arg_kernel: _arg_threads,
+    _lse_kernel: _lse_threads,
+}
 _KERNELS: dict[int, _Kernel] = {
     AVERAGE: _accum_kernel,
     L1: _accum_kernel,
@@ -831,7 +1132,7 @@ _KERNELS: dict[int, _Kernel] = {
 class ReducePlan:
     """A compiled REDUCE: call with (x, out) flat arrays, see module docstring."""
 
-    __slots__ = ("_kernel", "_meta", "_out_view", "_tab", "_tag", "_x_view")
+    __slots__ = ("_kernel", "_meta", "_out_view", "_tab", "_tag", "_threaded", "_x_view")
 
     def __init__(
         self,
@@ -841,6 +1142,7 @@ class ReducePlan:
         tag: np.float32 | np.int64,
         x_view: np.dtype[Any] | None,
         out_view: np.dtype[Any] | None,
+        threaded: _Kernel | None = None,
     ) -> None:
         self._kernel = kernel
         self._meta = meta
@@ -848,13 +1150,18 @@ class ReducePlan:
         self._tag = tag
         self._x_view = x_view
         self._out_view = out_view
+        self._threaded = threaded
 
     def __call__(self, x: np.ndarray[Any, Any], out: np.ndarray[Any, Any]) -> None:
         if self._x_view is not None:
             x = x.view(self._x_view)
         if self._out_view is not None:
             out = out.view(self._out_view)
-        self._kernel(x, out, self._meta, self._tab, self._tag)
+        if self._threaded is not None:
+            with PARALLEL_LAUNCH:
+                self._threaded(x, out, self._meta, self._tab, self._tag)
+        else:
+            self._kernel(x, out, self._meta, self._tab, self._tag, 0, self._meta[_M_UNITS])
 
 
 #: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a numba loop: NumPy's
@@ -969,8 +1276,12 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     if not kept:
         kept = [(1, 0, 0)]
 
+    threads = numba.get_num_threads()
+    parallel = threads > 1 and math.prod(input_sizes) >= _PARALLEL_MIN_ELEMENTS
+    splittable = parallel and function not in (ARGMAX, ARGMIN, LOG_SUM_EXP)
+    one_output = kept == [(1, 0, 0)]
     if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and len(kept) == 1 and len(red) == 1 \
-            and red[0][1] == 1:
+            and red[0][1] == 1 and not (one_output and splittable):
         (rows, row_stride, out_stride), (length, _) = kept[0], red[0]
         return _NumpyRunPlan(function, input_dtype, output_dtype, rows, row_stride, length, out_stride)
 
@@ -1006,6 +1317,20 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     meta[_M_COUNT] = count
     meta[_M_IDX64] = output_dtype.itemsize == 8
     tab = np.concatenate([ob_in, ob_out, rtab])
+    tile = _TILE
+    if parallel and family == _FAMILY_B and ob_in.size * -(-kd[0] // tile) < 2 * threads:
+        # Too few tiles to go round: cut the outputs into at least two per thread.
+        tile = max(_MIN_TILE, -(-kd[0] // (2 * threads * 16)) * 16)
+    units = ob_in.size * (kd[0] if family == _FAMILY_A else -(-kd[0] // tile))
+    meta[_M_TILE] = tile
+    meta[_M_UNITS] = units
+    meta[_M_CHUNKS] = min(units, 4 * threads)
+    kernel = _KERNELS[function]
+    threaded: _Kernel | None = None
+    if parallel and units > 1:
+        threaded = _THREADS[kernel]
+    elif splittable and units == 1 and family == _FAMILY_A and rd[0] * rtab.size >= 2 * _SEGMENT:
+        threaded = _split_threads
 
     # FLOAT16 travels as its bits; indices of all four dtypes go through an
     # int32 view (see _store_index).
@@ -1017,4 +1342,4 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
         if output_dtype.itemsize == 8 and sys.byteorder != "little":
             raise NotImplementedError("64-bit index output assumes a little-endian host")
     tag = _F16_TAG if is_f16 else _NATIVE_TAG
-    return ReducePlan(_KERNELS[function], meta, tab, tag, x_view, out_view)
+    return ReducePlan(kernel, meta, tab, tag, x_view, out_view, threaded)
