@@ -21,6 +21,14 @@ Two kernel families walk that description:
 For ARGMAX/ARGMIN the reduced dims stay in increasing dimension order and the
 loop dim is the last one, so the linear index of an element is ``j * lr + i``.
 
+Dispatches of at least _PARALLEL_MIN_ELEMENTS run on all of numba's threads:
+family A hands each thread whole outputs, family B whole tiles (cut smaller
+when there are too few), so every output is reduced in the same order on any
+thread count; a single output (all axes reduced) is cut into segments of a
+fixed size, reduced on the threads and combined in order. Long runs are read
+as four interleaved streams, short ones four runs at a time: one sequential
+stream leaves a core waiting on memory latency.
+
 Kernels are grouped by what their accumulator looks like (sums/products,
 min/max, arg-min/max, log-sum-exp), each handling both families and all its
 functions through an op code that is branched on outside the hot loops.
@@ -621,14 +629,30 @@ def _row_accum4(x: Any, s0: int, step: int, n: int, st: int, acc: Any, op: int, 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
 def _run_extreme(x: Any, s0: int, n: int, st: int, is_min: bool, tag: Any) -> Any:
-    """Max (or min) of one run, NaN if the run holds a NaN."""
+    """Max (or min) of one run, NaN if the run holds a NaN. A long run is read as four interleaved quarters
+    (four streams, see _accum4); max and min do not depend on the order."""
     prefer_wide_vectors()
     m = _loadn(x, s0, tag)
+    q = n // 4 if n * x.itemsize >= _STREAMS_MIN_BYTES else 0
+    s1, s2, s3 = s0 + q * st, s0 + 2 * q * st, s0 + 3 * q * st
+    m1, m2, m3 = _loadn(x, s1, tag), _loadn(x, s2, tag), _loadn(x, s3, tag)
     if is_min:
-        for i in range(n):
+        for i in range(q):
+            m = _vmin(m, _loadn(x, s0 + i * st, tag))
+            m1 = _vmin(m1, _loadn(x, s1 + i * st, tag))
+            m2 = _vmin(m2, _loadn(x, s2 + i * st, tag))
+            m3 = _vmin(m3, _loadn(x, s3 + i * st, tag))
+        m = _vmin(_vmin(m, m1), _vmin(m2, m3))
+        for i in range(4 * q, n):
             m = _vmin(m, _loadn(x, s0 + i * st, tag))
     else:
-        for i in range(n):
+        for i in range(q):
+            m = _vmax(m, _loadn(x, s0 + i * st, tag))
+            m1 = _vmax(m1, _loadn(x, s1 + i * st, tag))
+            m2 = _vmax(m2, _loadn(x, s2 + i * st, tag))
+            m3 = _vmax(m3, _loadn(x, s3 + i * st, tag))
+        m = _vmax(_vmax(m, m1), _vmax(m2, m3))
+        for i in range(4 * q, n):
             m = _vmax(m, _loadn(x, s0 + i * st, tag))
     return m
 
@@ -1164,8 +1188,9 @@ class ReducePlan:
             self._kernel(x, out, self._meta, self._tab, self._tag, 0, self._meta[_M_UNITS])
 
 
-#: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a numba loop: NumPy's
-#: SIMD argmax/argmin return the first extreme and the first NaN, and its max/min propagate NaN.
+#: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a one-thread numba loop, used
+#: below _PARALLEL_MIN_ELEMENTS: NumPy's SIMD argmax/argmin return the first extreme and the first NaN, and its
+#: max/min propagate NaN. Larger dispatches take the numba kernels on all threads.
 _NUMPY_RUN_FUNCTIONS = frozenset({ARGMAX, ARGMIN, MAX, MIN})
 
 
@@ -1279,9 +1304,8 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     threads = numba.get_num_threads()
     parallel = threads > 1 and math.prod(input_sizes) >= _PARALLEL_MIN_ELEMENTS
     splittable = parallel and function not in (ARGMAX, ARGMIN, LOG_SUM_EXP)
-    one_output = kept == [(1, 0, 0)]
     if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and len(kept) == 1 and len(red) == 1 \
-            and red[0][1] == 1 and not (one_output and splittable):
+            and red[0][1] == 1 and not parallel:
         (rows, row_stride, out_stride), (length, _) = kept[0], red[0]
         return _NumpyRunPlan(function, input_dtype, output_dtype, rows, row_stride, length, out_stride)
 
