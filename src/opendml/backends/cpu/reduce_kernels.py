@@ -1304,10 +1304,12 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
         kept = [(1, 0, 0)]
 
     threads = numba.get_num_threads()
-    parallel = threads > 1 and math.prod(input_sizes) >= _PARALLEL_MIN_ELEMENTS
-    splittable = parallel and function not in (ARGMAX, ARGMIN, LOG_SUM_EXP)
+    large = math.prod(input_sizes) >= _PARALLEL_MIN_ELEMENTS
+    parallel = threads > 1 and large
+    # Segments decide the order of a single output's sum, so they are used whatever the thread count.
+    splittable = large and function not in (ARGMAX, ARGMIN, LOG_SUM_EXP)
     if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and len(kept) == 1 and len(red) == 1 \
-            and red[0][1] == 1 and not parallel:
+            and red[0][1] == 1 and not parallel and not (splittable and kept == [(1, 0, 0)]):
         (rows, row_stride, out_stride), (length, _) = kept[0], red[0]
         return _NumpyRunPlan(function, input_dtype, output_dtype, rows, row_stride, length, out_stride)
 
