@@ -75,8 +75,8 @@ _FASTMATH = {"reassoc", "contract"}
 
 # Layout of the ``meta`` int64 array handed to every kernel.
 (_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT, _M_IDX64, _M_TILE,
- _M_UNITS, _M_CHUNKS) = range(14)
-_META_LEN = 14
+ _M_UNITS, _M_CHUNKS, _M_SEGMENT) = range(15)
+_META_LEN = 15
 _FAMILY_A = 0
 _FAMILY_B = 1
 
@@ -216,39 +216,37 @@ def _finish(acc: Any, op: Any, count: Any) -> Any:
     raise NotImplementedError
 
 
+@numba.njit(inline="always")
 def _load_half32(x: Any, i: Any, tag: Any) -> Any:
-    """FLOAT16 element i as float32 (exact); only called on FLOAT16 data."""
+    """FLOAT16 element i as float32 (exact)."""
+    return _h2f(x[np.uint64(i)])
+
+
+def _half_accum4(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op: int, tag: Any,
+                 parts: Any) -> bool:
+    """For FLOAT16 data and any op but MULTIPLY: _accum4_half into parts, and True; otherwise False. Other
+    dtypes never compile _accum4_half (numba types both sides of a runtime branch)."""
     raise NotImplementedError
 
 
-def _half_input(x: Any, tag: Any) -> bool:
-    """Whether x holds FLOAT16 bits (a compile-time constant)."""
-    raise NotImplementedError
+@overload(_half_accum4)
+def _half_accum4_impl(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: Any, op: Any, tag: Any,
+                      parts: Any) -> Any:
+    if _is_f16(x, tag):
 
+        def half(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: Any, op: Any, tag: Any,
+                 parts: Any) -> Any:
+            if op == MULTIPLY:
+                return False
+            _accum4_half(x, s0, s1, s2, s3, n, st, op, tag, parts)
+            return True
 
-@overload(_load_half32)
-def _load_half32_impl(x: Any, i: Any, tag: Any) -> Any:
-    if x.dtype == types.uint16:
+        return half
 
-        def load_half32(x: Any, i: Any, tag: Any) -> Any:
-            return _h2f(x[np.uint64(i)])
+    def other(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: Any, op: Any, tag: Any, parts: Any) -> Any:
+        return False
 
-        return load_half32
-
-    def load_other(x: Any, i: Any, tag: Any) -> Any:  # never called; keeps other dtypes typeable
-        return np.float32(x[np.uint64(i)])
-
-    return load_other
-
-
-@overload(_half_input)
-def _half_input_impl(x: Any, tag: Any) -> Any:
-    flag = _is_f16(x, tag)
-
-    def half_input(x: Any, tag: Any) -> bool:
-        return flag
-
-    return half_input
+    return other
 
 
 def _is_f16(x: Any, tag: Any) -> bool:
@@ -494,8 +492,7 @@ def _accum4(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op: int
     one nor vectorizes it.
     """
     prefer_wide_vectors()
-    if _half_input(x, tag) and op != MULTIPLY:
-        _accum4_half(x, s0, s1, s2, s3, n, st, op, tag, parts)
+    if _half_accum4(x, s0, s1, s2, s3, n, st, op, tag, parts):
         return
     if op == MULTIPLY:
         p0, p1, p2, p3 = _acc_one(x, tag), _acc_one(x, tag), _acc_one(x, tag), _acc_one(x, tag)
@@ -1098,20 +1095,21 @@ def _lse_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
 @numba.njit(cache=True, fastmath=_FASTMATH, parallel=True)
 def _split_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     """One output element of a family-A plan (all axes reduced, say): the runs are cut into segments of
-    _SEGMENT elements, reduced on all threads, and the partial results combined in segment order. The segments
-    do not depend on the thread count, so neither does the result. Accumulating functions and MAX/MIN only."""
+    meta[_M_SEGMENT] elements, reduced on all threads, and the partial results combined in segment order. The
+    segments do not depend on the thread count, so neither does the result. Accumulating functions and MAX/MIN
+    only. (The segment size travels in meta, not as a global: numba freezes globals into the cached code.)"""
     op = meta[_M_OP]
-    n_rtab, lr, sr = meta[_M_NRTAB], meta[_M_LR], meta[_M_SR]
+    n_rtab, lr, sr, segment = meta[_M_NRTAB], meta[_M_LR], meta[_M_SR], meta[_M_SEGMENT]
     base, target = tab[0], tab[1]
     rtab = tab[2 : 2 + n_rtab]
-    per_run = (lr + _SEGMENT - 1) // _SEGMENT
+    per_run = (lr + segment - 1) // segment
     segments = n_rtab * per_run
     if op == MAX or op == MIN:  # noqa: SIM109 (two integer compares, as numba compiles them)
         extremes = _cmp_empty(x, tag, segments)
         for g in numba.prange(segments):
             j = g // per_run
-            c0 = (g - j * per_run) * _SEGMENT
-            extremes[g] = _run_extreme(x, base + rtab[j] + c0 * sr, min(_SEGMENT, lr - c0), sr, op == MIN, tag)
+            c0 = (g - j * per_run) * segment
+            extremes[g] = _run_extreme(x, base + rtab[j] + c0 * sr, min(segment, lr - c0), sr, op == MIN, tag)
         m = extremes[0]
         for g in range(1, segments):
             m = _vmin(m, extremes[g]) if op == MIN else _vmax(m, extremes[g])
@@ -1120,8 +1118,8 @@ def _split_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
     partials = _acc_empty(x, tag, segments)
     for g in numba.prange(segments):
         j = g // per_run
-        c0 = (g - j * per_run) * _SEGMENT
-        partials[g] = _run_accum(x, base + rtab[j] + c0 * sr, min(_SEGMENT, lr - c0), sr, op, tag)
+        c0 = (g - j * per_run) * segment
+        partials[g] = _run_accum(x, base + rtab[j] + c0 * sr, min(segment, lr - c0), sr, op, tag)
     acc = partials[0]
     for g in range(1, segments):
         if op == MULTIPLY:
@@ -1353,6 +1351,7 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     meta[_M_TILE] = tile
     meta[_M_UNITS] = units
     meta[_M_CHUNKS] = min(units, 4 * threads)
+    meta[_M_SEGMENT] = _SEGMENT
     kernel = _KERNELS[function]
     threaded: _Kernel | None = None
     if parallel and units > 1:
