@@ -4,8 +4,9 @@ Packed input and packed outputs (the common case) are one pass over the input: v
 row = Sizes[Axis] x (product of the sizes after Axis), output i is the run of ``chunk_i`` bytes at ``start_i`` in
 every row, so the kernel copies, row after row, each output's run to the end of what that output holds so far. The
 input is read once in order and every output written once in order; outputs larger than the caches are written
-with non-temporal stores (memory_kernels). Any other layout (padded, transposed, broadcast input) takes NumPy's
-strided copy between views of the bound buffers, which is correct for all strides.
+with non-temporal stores (memory_kernels), their rows shared among numba's threads. Any other layout (padded,
+transposed, broadcast input) takes NumPy's strided copy between views of the bound buffers, which is correct for
+all strides.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, cast
 
+import numba
 import numpy as np
 
 from ...ops.base import OperatorDesc
@@ -21,7 +23,7 @@ from ...ops.split import SplitOperatorDesc
 from ...types import ExecutionFlags
 from .. import FlatArray, Kernel
 from . import memory_kernels
-from .memory_kernels import copy_bytes, fence, njit_cached, stream_line
+from .memory_kernels import PARALLEL_LAUNCH, copy_bytes, fence, njit_cached, stream_line
 
 
 def _split_rows_plain(source: int, targets: Any, chunks: Any, starts: Any, outer: int, row: int) -> None:
@@ -93,6 +95,17 @@ _split_rows: Any = njit_cached(_split_rows_plain)
 _split_rows_streamed: Any = njit_cached(_split_rows_streaming)
 
 
+@numba.njit(cache=True, parallel=True)
+def _split_rows_threads(source: int, targets: Any, chunks: Any, starts: Any, outer: int, row: int,
+                        parts: int) -> None:
+    """_split_rows_streamed over `parts` ranges of rows, one per thread. Each range starts and ends its outputs'
+    runs like a whole dispatch does: a line it shares with the neighbouring range gets plain stores of its own
+    bytes only, so the two never write the same byte."""
+    for part in numba.prange(parts):
+        begin, end = part * outer // parts, (part + 1) * outer // parts
+        _split_rows_streamed(source + begin * row, targets + begin * chunks, chunks, starts, end - begin, row)
+
+
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     split = cast(SplitOperatorDesc, desc)
     source, outputs, axis = split.input_tensor, split.output_tensors, split.axis
@@ -113,10 +126,17 @@ def _packed_kernel(sizes: Sequence[int], parts: Sequence[int], axis: int, itemsi
     starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(np.int64)
     row = int(chunks.sum())
     if memory_kernels.HAVE_STREAMING_STORES and row * outer >= memory_kernels.STREAMING_THRESHOLD_BYTES:
+        # Large copies run on every thread: two keep more reads and writes in flight than one.
+        threads = min(outer, numba.get_num_threads())
+
         def streamed(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
             flat = cast(FlatArray, inputs[0])
             targets = np.array([output.ctypes.data for output in outputs], np.int64)
-            _split_rows_streamed(flat.ctypes.data, targets, chunks, starts, outer, row)
+            if threads > 1:
+                with PARALLEL_LAUNCH:
+                    _split_rows_threads(flat.ctypes.data, targets, chunks, starts, outer, row, threads)
+            else:
+                _split_rows_streamed(flat.ctypes.data, targets, chunks, starts, outer, row)
 
         return streamed
 
