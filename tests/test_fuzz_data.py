@@ -21,10 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from strategies import addressed_byte_mask, build_buffer, read_buffer, sentinel_bytes
-from test_fuzz_descriptors import BASES, LEVELS, check_outputs, consistent, dispatchable
+from test_fuzz_descriptors import BASES, check_outputs, consistent, valid_descriptor
 
 import opendml as dml
 
@@ -98,20 +98,6 @@ def special_inputs(desc: dml.OperatorDesc, rng: np.random.Generator, share: floa
             x = special_array(rng, dtype, tensor.sizes, share)
         arrays.append(consistent(x, tensor))
     return arrays
-
-
-@st.composite
-def valid_descriptor(draw: st.DrawFn, operator: str) -> tuple[dml.FeatureLevel, dml.OperatorDesc]:
-    level = draw(st.sampled_from(LEVELS))
-    spec = draw(BASES[operator](level))
-    try:
-        desc = spec.build()
-        dml.Device(feature_level=level).create_operator(desc)
-    except (dml.ValidationError, dml.UnsupportedError):
-        assume(False)
-        raise
-    assume(dispatchable(desc))
-    return level, desc
 
 
 def _device(level: dml.FeatureLevel, debug: bool = False) -> dml.Device:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from reference import gather_nd1_output_sizes, reference_gather_nd1, reference_one_hot, reference_split
 from strategies import build_buffer, read_buffer, strides_for
@@ -564,6 +564,22 @@ def dispatchable(desc: dml.OperatorDesc) -> bool:
     tensors = [t for _, t in [*desc.input_slots(), *desc.output_slots()] if t is not None]
     return (sum(t.total_tensor_size_in_bytes for t in tensors) <= DISPATCH_BYTES
             and all(t.element_count <= ORACLE_ELEMENTS for t in tensors))
+
+
+@st.composite
+def valid_descriptor(draw: st.DrawFn, operator: str) -> tuple[dml.FeatureLevel, dml.OperatorDesc]:
+    """A feature level and a descriptor of `operator` that the device at that level accepts, small enough to
+    dispatch (examples it refuses are discarded)."""
+    level = draw(st.sampled_from(LEVELS))
+    spec = draw(BASES[operator](level))
+    try:
+        desc = spec.build()
+        dml.Device(feature_level=level).create_operator(desc)
+    except (dml.ValidationError, dml.UnsupportedError):
+        assume(False)
+        raise
+    assume(dispatchable(desc))
+    return level, desc
 
 
 def run_descriptor(level: dml.FeatureLevel, debug: bool, spec: OpSpec, seed: int) -> str:

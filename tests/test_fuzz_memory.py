@@ -30,15 +30,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from test_fuzz_descriptors import (
     BASES,
-    LEVELS,
     check_outputs,
-    dispatchable,
     gather_out_of_range,
     logical_inputs,
+    valid_descriptor,
 )
 
 import opendml as dml
@@ -411,15 +410,7 @@ def guarded_dispatch(level: dml.FeatureLevel, desc: dml.OperatorDesc, seed: int,
 
 @st.composite
 def guarded_case(draw: st.DrawFn, operator: str) -> tuple[dml.FeatureLevel, dml.OperatorDesc, int, int]:
-    level = draw(st.sampled_from(LEVELS))
-    spec = draw(BASES[operator](level))
-    try:
-        desc = spec.build()
-        dml.Device(feature_level=level).create_operator(desc)
-    except (dml.ValidationError, dml.UnsupportedError):
-        assume(False)
-        raise
-    assume(dispatchable(desc))
+    level, desc = draw(valid_descriptor(operator))
     return level, desc, draw(st.integers(0, 2**32 - 1)), draw(st.integers(0, 1023))
 
 
