@@ -797,9 +797,9 @@ def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: 
         short = lr * x.itemsize < _STREAMS_MIN_BYTES
         first_unit = u0
         if short and n_rtab == 1:
+            starts = np.empty(4, np.int64)
+            targets = np.empty(4, np.int64)
             for u in range(u0, u1 - 3, 4):
-                starts = np.empty(4, np.int64)
-                targets = np.empty(4, np.int64)
                 for r in range(4):
                     o = (u + r) // lk
                     k = u + r - o * lk
@@ -1156,7 +1156,7 @@ _KERNELS: dict[int, _Kernel] = {
 class ReducePlan:
     """A compiled REDUCE: call with (x, out) flat arrays, see module docstring."""
 
-    __slots__ = ("_kernel", "_meta", "_out_view", "_tab", "_tag", "_threaded", "_x_view")
+    __slots__ = ("_kernel", "_meta", "_out_view", "_tab", "_tag", "_threaded", "_units", "_x_view")
 
     def __init__(
         self,
@@ -1175,6 +1175,7 @@ class ReducePlan:
         self._x_view = x_view
         self._out_view = out_view
         self._threaded = threaded
+        self._units = int(meta[_M_UNITS])
 
     def __call__(self, x: np.ndarray[Any, Any], out: np.ndarray[Any, Any]) -> None:
         if self._x_view is not None:
@@ -1185,7 +1186,7 @@ class ReducePlan:
             with PARALLEL_LAUNCH:
                 self._threaded(x, out, self._meta, self._tab, self._tag)
         else:
-            self._kernel(x, out, self._meta, self._tab, self._tag, 0, self._meta[_M_UNITS])
+            self._kernel(x, out, self._meta, self._tab, self._tag, 0, self._units)
 
 
 #: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a one-thread numba loop, used
