@@ -96,7 +96,6 @@ _LN2 = F32(0.6931471805599453)
 _SQRT2 = F32(1.4142135623730951)
 _EXP_LOW = F32(-104.0)               # exp below this is under half the smallest FLOAT32 subnormal
 _EXP_HIGH = F32(88.8)                # exp above 88.73 overflows FLOAT32
-_EXP_NORMAL_LOW = F32(-87.33)        # exp(-87.33) is just above FLOAT32's smallest normal, 2^-126
 _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 
 # Reciprocal factorials for the Taylor polynomials.
@@ -111,11 +110,19 @@ _Q = (-1.2654615640640259, 0.9989099502563477, 0.38424432277679443, 0.0461129881
       -0.01613747701048851, -0.7739773988723755, 1.2152267694473267, -0.7057122588157654, 0.14950329065322876)
 # GELU evaluates it as erfc(z) / 2 = u * exp(-z^2 + Q(8u) + ln 4), u = t / 8 = 1 / (8 + 2 sqrt(2) |x|): the
 # coefficients of Q(8u) are Q's times powers of two (exact), the 1/2 joins the exponent, and the exponent stays
-# 2 ln 2 higher, so that a result flushed to 0 is a GELU below 2^-126 (see _gelu).
+# 2 ln 2 higher (see _gelu).
 (_G0, _G1, _G2, _G3, _G4, _G5, _G6, _G7, _G8, _G9) = (
     F32(_Q[0] + math.log(4.0)), *(F32(c) * F32(8.0**k) for k, c in enumerate(_Q) if k > 0))
 _GELU_DENOMINATOR = F32(8.0)
 _GELU_SLOPE = F32(2.0 * math.sqrt(2.0))
+#: |x| beyond this gives |GELU(x)| < 2^-126 (GELU(-13.15) is about -1.1e-38).
+_GELU_CLAMP = F32(13.2)
+# exp(r) for |r| <= ln 2 / 2 as 1 + r (E1 + r (E2 + ... + r E6)): relative-error minimax fitted for opendml (1.2e-7
+# evaluated in FLOAT32, its final rounding included).
+(_E1, _E2, _E3, _E4, _E5, _E6) = (F32(c) for c in (1.0, 0.4999999403953552, 0.16666430234909058,
+                                                   0.04166800528764725, 0.008374195545911789, 0.0013843607157468796))
+#: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
+_EXP_SHIFTER = F32(12582912.0 + 127.0)
 
 
 # -- FLOAT16 bits <-> float32, as LLVM conversions (vcvtph2ps / vcvtps2ph; both vectorize) ----------------------------
@@ -251,32 +258,31 @@ def _tanh(z: Any) -> Any:
     return np.float32(math.copysign(e / (e + _TWO), z))
 
 
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _exp_normal(v: Any) -> Any:
-    """exp(v) for v below about 88, as _exp, where results below FLOAT32's smallest normal (v < -87.3) are 0: one
-    clamp and one scale factor instead of two, for GELU, whose callers accept that flush. NaN gives a number;
-    the caller keeps NaN some other way."""
-    c = v if v > _EXP_NORMAL_LOW else _EXP_NORMAL_LOW
-    k = np.floor(c * _LOG2E + _HALF)
-    r = (c - k * _LN2_HI) - k * _LN2_LO
-    p = _ONE + r * (_ONE + r * (_R2 + r * (_R3 + r * (_R4 + r * (_R5 + r * (_R6 + r * _R7))))))
-    scale = np.int32((np.int32(k) + 127) << 23).view(np.float32)
-    return p * scale if v >= _EXP_NORMAL_LOW else _ZERO
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+@numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
 def _gelu(x: Any) -> Any:
-    """x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2: for x < 0 straight from erfc (relative accuracy in the tail),
-    for x >= 0 as 1 - erfc(x / sqrt 2) / 2. GELU(-inf) is its limit 0, not -inf * 0; NaN stays NaN through
-    x * phi. z^2 = x^2 / 2 is taken as a fused (|x| / 2) * |x|. Where the exponential is flushed to 0 (below
-    2^-126), |GELU(x)| = |x| u exp(...) < 2^-126 / (2 sqrt 2): under FLOAT32's smallest normal too."""
+    """x * Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
+    accuracy in the tail), for x >= 0 x - x (1 - Phi(x)), one fused multiply-add either way. NaN stays NaN.
+
+    erfc(|x| / sqrt 2) / 2 = u exp(v), u = 1 / (8 + 2 sqrt(2) |x|), v = Q(8u) + ln 4 - x^2 / 2 (see _G0). |x| is
+    clamped to _GELU_CLAMP, where |GELU| is below FLOAT32's smallest normal (anything smaller than 2^-126 is as
+    good) and v stays above -88.3, so that exp(v) = 2^k p(r) can take 2^k from exponent bits (k >= -127) without
+    a clamp or a test: k is rounded by adding _EXP_SHIFTER (whose low mantissa bits then read k + 127, shifted
+    into place as 2^k), and r = v - k ln 2 in one fused step (its error, at most 127 x 1.9e-9, is far inside
+    the tail's tolerance). That rounding trick needs the compiler to keep (y + C) - C as written, so the loops
+    that inline this must not allow reassociation."""
     a = abs(x)
+    a = _GELU_CLAMP if a > _GELU_CLAMP else a  # NaN stays
     u = _ONE / (_GELU_DENOMINATOR + _GELU_SLOPE * a)
     q = _G0 + u * (_G1 + u * (_G2 + u * (_G3 + u * (_G4 + u * (_G5 + u * (_G6 + u * (_G7 + u * (
         _G8 + u * _G9))))))))
-    half_erfc = u * _exp_normal(q - (_HALF * a) * a)
-    phi = half_erfc if x < _ZERO else _ONE - half_erfc
-    return _ZERO if phi == _ZERO else x * phi
+    v = q - (_HALF * a) * a
+    shifted = v * _LOG2E + _EXP_SHIFTER
+    k = shifted - _EXP_SHIFTER
+    r = v - k * _LN2
+    p = _ONE + r * (_E1 + r * (_E2 + r * (_E3 + r * (_E4 + r * (_E5 + r * _E6)))))
+    two_k = np.int32(np.float32(shifted).view(np.int32) << 23).view(np.float32)
+    positive = _ZERO if x < _ZERO else x  # NaN stays
+    return positive - a * (u * (p * two_k))
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
@@ -287,13 +293,13 @@ def _nan_kept(x: Any, result: Any) -> Any:
 
 # -- the activation loops: one loop per activation, each writing the output -------------------------------------------
 
-@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
 def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, n: int, out: Any, tag: Any) -> None:
     """out[i] = activation(tmp[i]) for i < n, in FLOAT32 (stored in the output's type). The branch is taken once
     per block; every loop is branch-free and contiguous so that LLVM vectorizes it at full width (measured: the
     GELU loop ran 1.2x faster storing to out[i] than to y[base + i * step]). Each value goes through a variable
     before _store: numba 0.68 silently dropped the store when a conditional expression was passed straight to the
-    inlined overload."""
+    inlined overload. No reassociation here: nothing is summed, and _gelu's rounding step must stay as written."""
     prefer_wide_vectors()
     if code == _NONE or code == _IDENTITY:  # noqa: SIM109 (two integer compares, as numba compiles them)
         for i in range(n):
