@@ -103,24 +103,20 @@ _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 # 1 / (2n + 1) for the atanh series of the logarithm.
 (_O3, _O5, _O7, _O9, _O11) = (F32(1.0 / n) for n in (3, 5, 7, 9, 11))
 
-# erfc(z) = t * exp(-z^2 + Q(t)), t = 1 / (1 + z / 2), z >= 0: Q fitted for opendml (Chebyshev least squares
-# against math.erfc on 0 <= z <= 10.6, where FLOAT32 results underflow; then powers of t, rounded to FLOAT32);
-# relative error 1.1e-7 evaluated exactly.
-_Q = (-1.2654615640640259, 0.9989099502563477, 0.38424432277679443, 0.04611298814415932, -0.03270863741636276,
-      -0.01613747701048851, -0.7739773988723755, 1.2152267694473267, -0.7057122588157654, 0.14950329065322876)
-# GELU evaluates it as erfc(z) / 2 = u * exp(-z^2 + Q(8u) + ln 4), u = t / 8 = 1 / (8 + 2 sqrt(2) |x|): the
-# coefficients of Q(8u) are Q's times powers of two (exact), the 1/2 joins the exponent, and the exponent stays
-# 2 ln 2 higher (see _gelu).
-(_G0, _G1, _G2, _G3, _G4, _G5, _G6, _G7, _G8, _G9) = (
-    F32(_Q[0] + math.log(4.0)), *(F32(c) * F32(8.0**k) for k, c in enumerate(_Q) if k > 0))
+# GELU (see _gelu): x Phi(x) = max(x, 0) - w exp(q(w) - x^2 / 2), a = min(|x|, _GELU_CLAMP), w = a / (8 + 2 sqrt(2) a);
+# q(w) = ln(a erfc(a / sqrt 2) / (2 w)) + a^2 / 2 as a degree-8 polynomial in w, and exp(r) for |r| <= ln 2 / 2 as
+# 1 + r (E1 + r (E2 + ... + r E6)). Both fitted for opendml by tools/fit_gelu.py (weighted minimax, FLOAT32
+# coefficients): exp's relative error is 1.2e-7 with its final rounding; q's error is 2.9 u for |x| < 1, growing
+# in the tail as the tests' tolerance does (u = 2^-24).
+(_W0, _W1, _W2, _W3, _W4, _W5, _W6, _W7, _W8) = (F32(c) for c in (
+    1.3862943649291992, -3.554652690887451, -2.4255800247192383, 3.637425184249878, 12.818418502807617,
+    2.6567342281341553, 37.40605545043945, -455.56573486328125, 661.3324584960938))
+(_E1, _E2, _E3, _E4, _E5, _E6) = (F32(c) for c in (1.0, 0.4999999403953552, 0.16666431725025177,
+                                                   0.04166800156235695, 0.00837415549904108, 0.0013843653723597527))
 _GELU_DENOMINATOR = F32(8.0)
 _GELU_SLOPE = F32(2.0 * math.sqrt(2.0))
 #: |x| beyond this gives |GELU(x)| < 2^-126 (GELU(-13.15) is about -1.1e-38).
 _GELU_CLAMP = F32(13.2)
-# exp(r) for |r| <= ln 2 / 2 as 1 + r (E1 + r (E2 + ... + r E6)): relative-error minimax fitted for opendml (1.2e-7
-# evaluated in FLOAT32, its final rounding included).
-(_E1, _E2, _E3, _E4, _E5, _E6) = (F32(c) for c in (1.0, 0.4999999403953552, 0.16666430234909058,
-                                                   0.04166800528764725, 0.008374195545911789, 0.0013843607157468796))
 #: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
 _EXP_SHIFTER = F32(12582912.0 + 127.0)
 
@@ -260,21 +256,19 @@ def _tanh(z: Any) -> Any:
 
 @numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
 def _gelu(x: Any) -> Any:
-    """x * Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
-    accuracy in the tail), for x >= 0 x - x (1 - Phi(x)), one fused multiply-add either way. NaN stays NaN.
+    """x Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
+    accuracy in the tail), for x >= 0 x - x (1 - Phi(x)); one fused multiply-add either way. NaN stays NaN.
 
-    erfc(|x| / sqrt 2) / 2 = u exp(v), u = 1 / (8 + 2 sqrt(2) |x|), v = Q(8u) + ln 4 - x^2 / 2 (see _G0). |x| is
-    clamped to _GELU_CLAMP, where |GELU| is below FLOAT32's smallest normal (anything smaller than 2^-126 is as
-    good) and v stays above -88.3, so that exp(v) = 2^k p(r) can take 2^k from exponent bits (k >= -127) without
-    a clamp or a test: k is rounded by adding _EXP_SHIFTER (whose low mantissa bits then read k + 127, shifted
-    into place as 2^k), and r = v - k ln 2 in one fused step (its error, at most 127 x 1.9e-9, is far inside
-    the tail's tolerance). That rounding trick needs the compiler to keep (y + C) - C as written, so the loops
-    that inline this must not allow reassociation."""
+    |x| erfc(|x| / sqrt 2) / 2 = w exp(v), v = q(w) - x^2 / 2 (see _W0). |x| is clamped to _GELU_CLAMP, where
+    |GELU| is below FLOAT32's smallest normal (any value under 2^-126 is as good) and v stays above -88.3, so that
+    exp(v) = 2^k p(r) can take 2^k from exponent bits (k >= -127) with no clamp and no test: k is rounded by adding
+    _EXP_SHIFTER, whose low mantissa bits then read k + 127, shifted into place as 2^k; r = v - k ln 2 is one fused
+    step (its error, at most 127 x 1.9e-9, is far inside the tail's tolerance). That rounding needs the compiler to
+    keep (y + C) - C as written: the loops that inline this must not allow reassociation."""
     a = abs(x)
     a = _GELU_CLAMP if a > _GELU_CLAMP else a  # NaN stays
-    u = _ONE / (_GELU_DENOMINATOR + _GELU_SLOPE * a)
-    q = _G0 + u * (_G1 + u * (_G2 + u * (_G3 + u * (_G4 + u * (_G5 + u * (_G6 + u * (_G7 + u * (
-        _G8 + u * _G9))))))))
+    w = a / (_GELU_DENOMINATOR + _GELU_SLOPE * a)
+    q = _W0 + w * (_W1 + w * (_W2 + w * (_W3 + w * (_W4 + w * (_W5 + w * (_W6 + w * (_W7 + w * _W8)))))))
     v = q - (_HALF * a) * a
     shifted = v * _LOG2E + _EXP_SHIFTER
     k = shifted - _EXP_SHIFTER
@@ -282,7 +276,7 @@ def _gelu(x: Any) -> Any:
     p = _ONE + r * (_E1 + r * (_E2 + r * (_E3 + r * (_E4 + r * (_E5 + r * _E6)))))
     two_k = np.int32(np.float32(shifted).view(np.int32) << 23).view(np.float32)
     positive = _ZERO if x < _ZERO else x  # NaN stays
-    return positive - a * (u * (p * two_k))
+    return positive - w * (p * two_k)
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
