@@ -103,18 +103,19 @@ _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 # 1 / (2n + 1) for the atanh series of the logarithm.
 (_O3, _O5, _O7, _O9, _O11) = (F32(1.0 / n) for n in (3, 5, 7, 9, 11))
 
-# GELU (see _gelu): x Phi(x) = max(x, 0) - w exp(q(w) - x^2 / 2), a = min(|x|, _GELU_CLAMP), w = a / (8 + 2 sqrt(2) a);
-# q(w) = ln(a erfc(a / sqrt 2) / (2 w)) + a^2 / 2 as a degree-8 polynomial in w, and exp(r) for |r| <= ln 2 / 2 as
-# 1 + r (E1 + r (E2 + ... + r E6)). Both fitted for opendml by tools/fit_gelu.py (weighted minimax, FLOAT32
-# coefficients): exp's relative error is 1.2e-7 with its final rounding; q's error is 2.9 u for |x| < 1, growing
-# in the tail as the tests' tolerance does (u = 2^-24).
-(_W0, _W1, _W2, _W3, _W4, _W5, _W6, _W7, _W8) = (F32(c) for c in (
-    1.3862943649291992, -3.554652690887451, -2.4255800247192383, 3.637425184249878, 12.818418502807617,
-    2.6567342281341553, 37.40605545043945, -455.56573486328125, 661.3324584960938))
-(_E1, _E2, _E3, _E4, _E5, _E6) = (F32(c) for c in (1.0, 0.4999999403953552, 0.16666431725025177,
-                                                   0.04166800156235695, 0.00837415549904108, 0.0013843653723597527))
-_GELU_DENOMINATOR = F32(8.0)
-_GELU_SLOPE = F32(2.0 * math.sqrt(2.0))
+# GELU (see _gelu): x Phi(x) = max(x, 0) - w 2^(y(w) - x^2 / (2 ln 2)) p(r) / S, S = 2 sqrt(2), a = min(|x|, 13.2),
+# w = a / (8 / S + a); y(w) = log2(S a erfc(a / sqrt 2) / (2 w)) + a^2 / (2 ln 2) as a degree-8 polynomial in w, and
+# 2^r / S for |r| <= 1/2 as P0 + r (P1 + ... + r P5). Both fitted for opendml by tools/fit_gelu.py (weighted minimax,
+# FLOAT32 coefficients): the exponential's relative error is 2 u, y's 2.1 u for |x| < 1, growing in the tail as the
+# tests' tolerance does (u = 2^-24).
+(_Y0, _Y1, _Y2, _Y3, _Y4, _Y5, _Y6, _Y7, _Y8) = (F32(c) for c in (
+    2.0, -1.813122272491455, -0.4373633563518524, 0.2312205731868744, 0.29176726937294006, 0.019958103075623512,
+    0.09025117754936218, -0.4234226942062378, 0.21595090627670288))
+(_P0, _P1, _P2, _P3, _P4, _P5) = (F32(c) for c in (
+    0.3535533845424652, 0.24506446719169617, 0.08493155986070633, 0.019624825567007065, 0.0034190204460173845,
+    0.00046886946074664593))
+_GELU_OFFSET = F32(8.0 / (2.0 * math.sqrt(2.0)))
+_GELU_HALF_LOG2E = F32(0.5 / math.log(2.0))
 #: |x| beyond this gives |GELU(x)| < 2^-126 (GELU(-13.15) is about -1.1e-38).
 _GELU_CLAMP = F32(13.2)
 #: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
@@ -259,21 +260,20 @@ def _gelu(x: Any) -> Any:
     """x Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
     accuracy in the tail), for x >= 0 x - x (1 - Phi(x)); one fused multiply-add either way. NaN stays NaN.
 
-    |x| erfc(|x| / sqrt 2) / 2 = w exp(v), v = q(w) - x^2 / 2 (see _W0). |x| is clamped to _GELU_CLAMP, where
-    |GELU| is below FLOAT32's smallest normal (any value under 2^-126 is as good) and v stays above -88.3, so that
-    exp(v) = 2^k p(r) can take 2^k from exponent bits (k >= -127) with no clamp and no test: k is rounded by adding
-    _EXP_SHIFTER, whose low mantissa bits then read k + 127, shifted into place as 2^k; r = v - k ln 2 is one fused
-    step (its error, at most 127 x 1.9e-9, is far inside the tail's tolerance). That rounding needs the compiler to
-    keep (y + C) - C as written: the loops that inline this must not allow reassociation."""
+    |x| erfc(|x| / sqrt 2) / 2 = w 2^z p(r) with z = y(w) - x^2 / (2 ln 2) = k + r (see _Y0). |x| is clamped to
+    _GELU_CLAMP, where |GELU| is below FLOAT32's smallest normal (any value under 2^-126 is as good) and z stays
+    above -125.3, so that 2^k can come from exponent bits (k >= -126) with no clamp and no test: k is rounded by
+    adding _EXP_SHIFTER, whose low mantissa bits then read k + 127, shifted into place as 2^k. That rounding needs
+    the compiler to keep (z + C) - C as written: the loops that inline this must not allow reassociation. The
+    constant factors all live in the polynomials' coefficients; what is left is mostly fused multiply-adds."""
     a = abs(x)
     a = _GELU_CLAMP if a > _GELU_CLAMP else a  # NaN stays
-    w = a / (_GELU_DENOMINATOR + _GELU_SLOPE * a)
-    q = _W0 + w * (_W1 + w * (_W2 + w * (_W3 + w * (_W4 + w * (_W5 + w * (_W6 + w * (_W7 + w * _W8)))))))
-    v = q - (_HALF * a) * a
-    shifted = v * _LOG2E + _EXP_SHIFTER
-    k = shifted - _EXP_SHIFTER
-    r = v - k * _LN2
-    p = _ONE + r * (_E1 + r * (_E2 + r * (_E3 + r * (_E4 + r * (_E5 + r * _E6)))))
+    w = a / (_GELU_OFFSET + a)
+    z = _Y0 + w * (_Y1 + w * (_Y2 + w * (_Y3 + w * (_Y4 + w * (_Y5 + w * (_Y6 + w * (_Y7 + w * _Y8)))))))
+    z = z - (_GELU_HALF_LOG2E * a) * a
+    shifted = z + _EXP_SHIFTER
+    r = z - (shifted - _EXP_SHIFTER)
+    p = _P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * _P5))))
     two_k = np.int32(np.float32(shifted).view(np.int32) << 23).view(np.float32)
     positive = _ZERO if x < _ZERO else x  # NaN stays
     return positive - w * (p * two_k)
