@@ -42,7 +42,15 @@ from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
-from .memory_kernels import PARALLEL_LAUNCH, STREAMING_THRESHOLD_BYTES, copy_bytes, fence, stream_copy
+from .memory_kernels import (
+    PARALLEL_LAUNCH,
+    STREAMING_THRESHOLD_BYTES,
+    begin_stream,
+    copy_bytes,
+    fence,
+    stream_copy,
+    stream_line,
+)
 
 Int64Array = npt.NDArray[np.int64]
 
@@ -50,10 +58,10 @@ Int64Array = npt.NDArray[np.int64]
 _BITS_DTYPE: dict[int, np.dtype[Any]] = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 _LINE = 64
-# Tuples per chunk: their source offsets are computed in one pass, then their sub-blocks copied. A stage of a
-# chunk's output stays within this many bytes (L1-sized), so gathering into it and streaming it out is cheap.
+# Tuples per chunk: their source offsets are computed in one pass, then their sub-blocks copied.
 _CHUNK = 1024
-_STAGE_BYTES = 32 << 10
+# Bytes of rows per stage (see _gather_range): two stages stay in L1 with the rows being read.
+_STAGE_BYTES = 8 << 10
 # How far ahead (in bytes of rows) the row copy prefetches, and at most how many lines of each row.
 _PREFETCH_BYTES = 4096
 _PREFETCH_LINES = 16
@@ -181,6 +189,15 @@ def _prefetch(typingctx: Any, address: Any) -> Any:
 
 
 @numba.njit(cache=True, inline="always")
+def _prefetch_row(address: int, nbytes: int, lines: int) -> None:
+    """Prefetches the `lines` first lines of a row and its last one (a row that starts inside a line ends in
+    one line more than its length in lines)."""
+    for line in range(lines):
+        _prefetch(address + line * _LINE)  # type: ignore[call-arg]
+    _prefetch(address + nbytes - 1)  # type: ignore[call-arg]
+
+
+@numba.njit(cache=True, inline="always")
 def _valid(value: Any, size: Any, signed: bool) -> Any:
     """One coordinate made valid: a negative one of a signed type counts from the end once; whatever is still
     out of range is clamped to the nearest valid coordinate (DECISIONS 21). Written as selects, not branches."""
@@ -239,14 +256,16 @@ def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinat
 def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
                   outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
                   rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
-                  ahead: int, lines: int, start: int, stop: int) -> None:
+                  stage_rows: int, ahead: int, lines: int, start: int, stop: int) -> None:
     """Gathers the tuples at row-major outer positions [start, stop), chunk by chunk: the chunk's source offsets
     first (_tuple_sources), then its sub-blocks.
 
-    `staged` (large outputs whose chunks are each one contiguous range): a chunk is gathered into a small stage
-    that stays in cache, then streamed out with non-temporal stores. `stream_rows` (large outputs of long rows):
-    each row is streamed out directly. Rows of at least a cache line are copied with memcpy while the `lines`
-    first lines of the row `ahead` positions later are prefetched."""
+    `staged` (large outputs whose chunks are each one contiguous range): single elements are gathered into a
+    stage that stays in cache, then streamed out with non-temporal stores; rows go `stage_rows` at a time into
+    one of two stages, and while one stage fills, the other's whole output lines are streamed out a few per row
+    gathered, so that the writes overlap the reads (each waits on memory otherwise). `stream_rows` (large
+    outputs of long rows): each row is streamed out directly. Rows of at least a cache line are copied with
+    memcpy while the `lines` first lines and the last line of the row `ahead` positions later are prefetched."""
     last = outer_sizes.size - 1
     positions, step_ix, step_out, step_in = outer_sizes[last], outer_ix[last], outer_out[last], outer_in[last]
     rest_counter = np.zeros(rest_sizes.size, np.int64)
@@ -254,12 +273,18 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
     run = rest_sizes[0]
     single = rest_sizes.size == 1 and run == 1
     contiguous_run = rest_sizes.size == 1 and rest_in[0] == 1 and rest_out[0] == 1
-    stage = np.empty(chunk * run if staged else 1, data.dtype)
     item = data.itemsize
     run_bytes = run * item
+    rows_staged = staged and not single
+    stage = np.empty((2 * stage_rows * run + _LINE if rows_staged else chunk) if staged else 1, data.dtype)
     # Raw addresses as signed integers: numba turns uint64 + int64 into float64.
     data_address, out_address = np.int64(data.ctypes.data), np.int64(out.ctypes.data)
     stage_address = np.int64(stage.ctypes.data)
+    if rows_staged:  # whole lines of the stage are read into whole lines of the output
+        stage_address += (_LINE - stage_address % _LINE) % _LINE
+    # Staged rows: the whole output lines of the last filled stage not yet streamed out, and where they go.
+    pending, pending_from, pending_to = 0, 0, 0
+    parity = 0
     position = start
     while position < stop:
         block, first = position // positions, position % positions
@@ -291,19 +316,32 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
                     if source < 0:
                         break
                     out[target + j * step_out] = data[source]
+        elif rows_staged:
+            for first_row in range(0, count, stage_rows):
+                end_row = min(first_row + stage_rows, count)
+                into = stage_address + parity * stage_rows * run_bytes
+                parity ^= 1
+                per_row = -(-pending // (end_row - first_row))  # the other stage is out when this one is full
+                for j in range(first_row, end_row):
+                    if j + ahead < count:
+                        _prefetch_row(data_address + sources[j + ahead] * item, run_bytes, lines)
+                    copy_bytes(into + (j - first_row) * run_bytes, data_address + sources[j] * item, run_bytes)
+                    for _ in range(min(per_row, pending)):
+                        stream_line(pending_to, pending_from)
+                        pending_to += _LINE
+                        pending_from += _LINE
+                        pending -= 1
+                pending, pending_from, pending_to = begin_stream(out_address + (target + first_row * run) * item,
+                                                                 into, (end_row - first_row) * run_bytes)
         elif contiguous_run and run_bytes >= _LINE:
-            into, step = (stage_address, run_bytes) if staged else (out_address + target * item, step_out * item)
+            into, step = out_address + target * item, step_out * item
             for j in range(count):
                 if j + ahead < count:
-                    upcoming = data_address + sources[j + ahead] * item
-                    for line in range(lines):
-                        _prefetch(upcoming + line * _LINE)  # type: ignore[call-arg]
+                    _prefetch_row(data_address + sources[j + ahead] * item, run_bytes, lines)
                 if stream_rows:
                     stream_copy(into + j * step, data_address + sources[j] * item, run_bytes)
                 else:
                     copy_bytes(into + j * step, data_address + sources[j] * item, run_bytes)
-            if staged:
-                stream_copy(out_address + target * item, stage_address, count * run_bytes)
         elif contiguous_run:
             for j in range(count):
                 at_out, at_in = target + j * step_out, sources[j]
@@ -312,6 +350,10 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
         else:
             for j in range(count):
                 _copy_rest(data, sources[j], out, target + j * step_out, rest_sizes, rest_in, rest_out, rest_counter)
+    for _ in range(pending):
+        stream_line(pending_to, pending_from)
+        pending_to += _LINE
+        pending_from += _LINE
     if staged or stream_rows:
         fence()  # this thread's non-temporal stores are visible before the call returns
 
@@ -320,7 +362,7 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
 def _gather_parallel(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
                      outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
                      rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
-                     ahead: int, lines: int, parts: int) -> None:
+                     stage_rows: int, ahead: int, lines: int, parts: int) -> None:
     """_gather_range over `parts` equal shares of the outer positions, one per thread; the shares write
     disjoint outputs (validation refuses outputs whose elements overlap)."""
     total = 1
@@ -329,7 +371,7 @@ def _gather_parallel(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_
     for part in numba.prange(parts):
         _gather_range(data, indices, out, outer_sizes, outer_ix, outer_out, outer_in, coordinate_sizes,
                       coordinate_strides, tuple_stride, signed, rest_sizes, rest_in, rest_out, chunk, staged,
-                      stream_rows, ahead, lines, total * part // parts, total * (part + 1) // parts)
+                      stream_rows, stage_rows, ahead, lines, total * part // parts, total * (part + 1) // parts)
 
 
 @numba.njit(cache=True)
@@ -383,10 +425,11 @@ class GatherKernel:
             and plan.rest_output_strides[0] == 1
         run_bytes = int(plan.rest_sizes[0]) * item if contiguous_run else item
         stream = desc.output_tensor.total_tensor_size_in_bytes >= STREAMING_THRESHOLD_BYTES
-        self._chunk = min(4096, max(16, _STAGE_BYTES // run_bytes)) if contiguous_run else _CHUNK
+        self._chunk = _CHUNK
         # Staging pays when the positions of a chunk fill one contiguous output range and rows are short.
         self._staged = bool(stream and contiguous_run and plan.outer_output_strides[-1] == plan.rest_sizes[0]
-                            and run_bytes * 8 <= _STAGE_BYTES)
+                            and run_bytes * 4 <= _STAGE_BYTES)
+        self._stage_rows = max(1, _STAGE_BYTES // run_bytes)
         self._stream_rows = bool(stream and contiguous_run and not self._staged and run_bytes >= 2048)
         self._ahead = min(64, max(1, _PREFETCH_BYTES // run_bytes))
         self._lines = min(_PREFETCH_LINES, -(-run_bytes // _LINE))
@@ -409,7 +452,7 @@ class GatherKernel:
                      plan.outer_sizes, plan.outer_indices_strides, plan.outer_output_strides,
                      plan.outer_input_strides, plan.coordinate_sizes, plan.coordinate_strides, plan.tuple_stride,
                      plan.signed, plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides, self._chunk,
-                     self._staged, self._stream_rows, self._ahead, self._lines)
+                     self._staged, self._stream_rows, self._stage_rows, self._ahead, self._lines)
         if self._parts > 1:
             with PARALLEL_LAUNCH:
                 _gather_parallel(*arguments, self._parts)

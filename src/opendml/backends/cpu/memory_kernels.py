@@ -147,6 +147,25 @@ def _stream_copy(dst: int, src: int, nbytes: int) -> None:
         _memcpy(dst + position, src + position, nbytes - position)
 
 
+def _begin_stream(dst: int, src: int, nbytes: int) -> tuple[int, int, int]:
+    """The start of a deferred ``stream_copy``: copies the partial 64-byte lines at both ends of the destination
+    with plain stores and returns (lines, src_at, dst_at): the caller streams ``lines`` whole lines from
+    ``src_at`` to ``dst_at`` with ``stream_line`` whenever it likes, then calls ``fence``."""
+    if nbytes <= 0:
+        return 0, src, dst
+    head = (_LINE - (dst & (_LINE - 1))) & (_LINE - 1)
+    if head >= nbytes or not HAVE_STREAMING_STORES:
+        _memcpy(dst, src, nbytes)
+        return 0, src, dst
+    if head:
+        _memcpy(dst, src, head)
+    lines = (nbytes - head) // _LINE
+    tail = head + lines * _LINE
+    if tail < nbytes:
+        _memcpy(dst + tail, src + tail, nbytes - tail)
+    return lines, src + head, dst + head
+
+
 def _stream_fill(dst: int, nbytes: int, pattern: int) -> None:
     """Fills [dst, dst + nbytes) with a pattern that repeats every 64 bytes, in phase with the addresses:
     byte ``a`` gets ``pattern[a % 64]`` (``pattern`` is the address of 128 bytes, the 64-byte pattern twice, so
@@ -181,5 +200,6 @@ def _fence() -> None:
 
 copy_bytes: Any = njit_cached(_copy_bytes)
 stream_copy: Any = njit_cached(_stream_copy)
+begin_stream: Any = njit_cached(_begin_stream)
 stream_fill: Any = njit_cached(_stream_fill)
 fence: Any = njit_cached(_fence)
