@@ -15,9 +15,11 @@ specialisations instead of eleven.
 
 A dispatch walks the outer positions in chunks: first the chunk's source offsets (a sequential pass over its
 tuples), then the copies, prefetching rows a few positions ahead (random reads wait on memory latency). Outputs
-larger than the caches are written with non-temporal stores (memory_kernels), through a small staging buffer
-when the chunk's output is one contiguous range; outputs of 1 MiB or more are split over numba's threads, since
-a second thread keeps more random reads in flight.
+larger than the caches are written with non-temporal stores (memory_kernels), through small staging buffers
+when the chunk's output is one contiguous range: rows fill one stage while the other is streamed out a few lines
+per row, so that the random reads and the writes overlap (measured: the [1M, 64] row gather went from 1.65x to
+1.5x of a copy). Outputs of 1 MiB or more are split over numba's threads, since a second thread keeps more random
+reads in flight.
 
 Out-of-range coordinates are clamped (DECISIONS 21); `GatherKernel.debug_kernel` is the variant a
 `Device(debug=True)` compiles, which checks every tuple first and raises, writing nothing, on the first one out of
