@@ -396,19 +396,25 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, n: int, out: Any, tag
 @numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
 def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[float, float]:
     """Sum and sum of squared deviations from the mean (M2) of one block, in two passes (the second finds the
-    block in L1).
+    block in L1), both in FLOAT32 runs of _SUB_BLOCK elements that join float64 totals.
 
-    The sum is float64. The deviations d = x - mean are taken from the mean rounded to FLOAT32 (exact or nearly,
-    the two being close) and summed in FLOAT32 runs of _SUB_BLOCK elements, which join float64 totals; the sum of
-    d corrects for the rounded mean. Where FLOAT32 squares could overflow or lose precision (deviations beyond
-    about 1e19 or below about 1e-19), the block's M2 is computed again in float64.
+    The first pass estimates the mean from the deviations from the block's first element (exact where the values
+    are close, as in 1e4 + small noise, where a plain FLOAT32 sum would drift by more than the noise). The second
+    sums the deviations d = x - shift from that estimate rounded to FLOAT32, and their squares; the sum is then
+    n shift + sum(d), as accurate as the deviations are, and M2 = sum(d^2) - sum(d)^2 / n. Where FLOAT32 could
+    overflow or lose precision (sums beyond its range, deviations beyond about 1e19 or below about 1e-19), the
+    block is summed again in float64 and its M2 computed around that mean.
     """
     prefer_wide_vectors()
+    first = _load(x, base, tag)
     total = 0.0
-    for i in range(n):
-        total += np.float64(_load(x, base + i * step, tag))
-    mean = total / n
-    shift = np.float32(mean)
+    for start in range(0, n, _SUB_BLOCK):
+        stop = min(start + _SUB_BLOCK, n)
+        partial = _ZERO
+        for i in range(start, stop):
+            partial += _load(x, base + i * step, tag) - first
+        total += np.float64(partial)
+    shift = np.float32(np.float64(first) + total / n)
     sum_d = 0.0
     sum_d2 = 0.0
     for start in range(0, n, _SUB_BLOCK):
@@ -422,8 +428,12 @@ def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[f
         sum_d += np.float64(partial)
         sum_d2 += np.float64(partial_squares)
     m2 = sum_d2 - sum_d * (sum_d / n)
-    if _SMALLEST_SAFE_M2 * n <= sum_d2 < _LARGEST_SAFE_M2:
-        return total, max(m2, 0.0)
+    if math.isfinite(total) and _SMALLEST_SAFE_M2 * n <= sum_d2 < _LARGEST_SAFE_M2:
+        return np.float64(shift) * n + sum_d, max(m2, 0.0)
+    total = 0.0
+    for i in range(n):
+        total += np.float64(_load(x, base + i * step, tag))
+    mean = total / n
     m2 = 0.0
     for i in range(n):
         d64 = np.float64(_load(x, base + i * step, tag)) - mean
