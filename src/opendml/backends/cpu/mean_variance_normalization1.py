@@ -7,10 +7,10 @@ normalized side the loop dim ("run") is the one with the smallest input stride, 
 _BLOCK elements.
 
 Kernel, per group:
-- statistics: each block is read twice while it sits in L1: a float64 sum, then the deviations from that mean
-  (rounded to FLOAT32) summed and squared in FLOAT32 runs that join float64 totals (M2 falls back to float64 where
-  FLOAT32 squares would overflow or underflow). Blocks merge with Chan et al.'s update. M2 is a sum of
-  non-negative terms, and the mean of data like 1e4 + small noise is not lost;
+- statistics: each block is read twice while it sits in L1, both times in FLOAT32 runs that join float64 totals:
+  the deviations from its first element (an estimate of the mean), then the deviations from that estimate, summed
+  and squared (sum and M2 fall back to float64 where FLOAT32 would overflow or underflow). Blocks merge with Chan
+  et al.'s update. M2 is a sum of non-negative terms, and the mean of data like 1e4 + small noise is not lost;
 - output: per block, ((x - mean_hi) - mean_lo) * rstd * Scale + Bias in FLOAT32, the float64 mean carried as two
   FLOAT32 parts (groups whose deviations or rstd FLOAT32 cannot hold take a float64 path). No activation and RELU
   are written by that loop; the other activations run over the block into a staging block, copied to the output.
