@@ -254,11 +254,15 @@ def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinat
             sources[j] += _valid(indices[at + j * step_ix], size, signed) * stride
 
 
+# The layout of GatherKernel's `settings` array; its `layout` array holds the GatherPlan arrays one after another
+# (outer sizes and strides, coordinate sizes and strides, rest sizes and strides). Two arrays instead of twenty
+# arguments: numba checks every argument's type at each call.
+(_S_OUTER, _S_TUPLE, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED, _S_CHUNK, _S_STAGED, _S_STREAM_ROWS, _S_STAGE_ROWS,
+ _S_AHEAD, _S_LINES) = range(11)
+
+
 @numba.njit(cache=True)
-def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
-                  outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
-                  rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
-                  stage_rows: int, ahead: int, lines: int, start: int, stop: int) -> None:
+def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any, start: int, stop: int) -> None:
     """Gathers the tuples at row-major outer positions [start, stop), chunk by chunk: the chunk's source offsets
     first (_tuple_sources), then its sub-blocks.
 
@@ -268,6 +272,17 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
     gathered, so that the writes overlap the reads (each waits on memory otherwise). `stream_rows` (large
     outputs of long rows): each row is streamed out directly. Rows of at least a cache line are copied with
     memcpy while the `lines` first lines and the last line of the row `ahead` positions later are prefetched."""
+    n_outer, n_tuple, n_rest = settings[_S_OUTER], settings[_S_TUPLE], settings[_S_REST]
+    outer_sizes, outer_ix = layout[0:n_outer], layout[n_outer:2 * n_outer]
+    outer_out, outer_in = layout[2 * n_outer:3 * n_outer], layout[3 * n_outer:4 * n_outer]
+    at = 4 * n_outer
+    coordinate_sizes, coordinate_strides = layout[at:at + n_tuple], layout[at + n_tuple:at + 2 * n_tuple]
+    at += 2 * n_tuple
+    rest_sizes, rest_in, rest_out = layout[at:at + n_rest], layout[at + n_rest:at + 2 * n_rest], layout[
+        at + 2 * n_rest:at + 3 * n_rest]
+    tuple_stride, signed = settings[_S_TUPLE_STRIDE], settings[_S_SIGNED] != 0
+    chunk, staged, stream_rows = settings[_S_CHUNK], settings[_S_STAGED] != 0, settings[_S_STREAM_ROWS] != 0
+    stage_rows, ahead, lines = settings[_S_STAGE_ROWS], settings[_S_AHEAD], settings[_S_LINES]
     last = outer_sizes.size - 1
     positions, step_ix, step_out, step_in = outer_sizes[last], outer_ix[last], outer_out[last], outer_in[last]
     rest_counter = np.zeros(rest_sizes.size, np.int64)
@@ -361,19 +376,11 @@ def _gather_range(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix:
 
 
 @numba.njit(cache=True, parallel=True)
-def _gather_parallel(data: Any, indices: Any, out: Any, outer_sizes: Any, outer_ix: Any, outer_out: Any,
-                     outer_in: Any, coordinate_sizes: Any, coordinate_strides: Any, tuple_stride: int, signed: bool,
-                     rest_sizes: Any, rest_in: Any, rest_out: Any, chunk: int, staged: bool, stream_rows: bool,
-                     stage_rows: int, ahead: int, lines: int, parts: int) -> None:
-    """_gather_range over `parts` equal shares of the outer positions, one per thread; the shares write
+def _gather_parallel(data: Any, indices: Any, out: Any, layout: Any, settings: Any, total: int, parts: int) -> None:
+    """_gather_range over `parts` equal shares of the `total` outer positions, one per thread; the shares write
     disjoint outputs (validation refuses outputs whose elements overlap)."""
-    total = 1
-    for d in range(outer_sizes.size):
-        total *= outer_sizes[d]
     for part in numba.prange(parts):
-        _gather_range(data, indices, out, outer_sizes, outer_ix, outer_out, outer_in, coordinate_sizes,
-                      coordinate_strides, tuple_stride, signed, rest_sizes, rest_in, rest_out, chunk, staged,
-                      stream_rows, stage_rows, ahead, lines, total * part // parts, total * (part + 1) // parts)
+        _gather_range(data, indices, out, layout, settings, total * part // parts, total * (part + 1) // parts)
 
 
 @numba.njit(cache=True)
@@ -427,14 +434,19 @@ class GatherKernel:
             and plan.rest_output_strides[0] == 1
         run_bytes = int(plan.rest_sizes[0]) * item if contiguous_run else item
         stream = desc.output_tensor.total_tensor_size_in_bytes >= STREAMING_THRESHOLD_BYTES
-        self._chunk = _CHUNK
         # Staging pays when the positions of a chunk fill one contiguous output range and rows are short.
-        self._staged = bool(stream and contiguous_run and plan.outer_output_strides[-1] == plan.rest_sizes[0]
-                            and run_bytes * 4 <= _STAGE_BYTES)
-        self._stage_rows = max(1, _STAGE_BYTES // run_bytes)
-        self._stream_rows = bool(stream and contiguous_run and not self._staged and run_bytes >= 2048)
-        self._ahead = min(64, max(1, _PREFETCH_BYTES // run_bytes))
-        self._lines = min(_PREFETCH_LINES, -(-run_bytes // _LINE))
+        staged = bool(stream and contiguous_run and plan.outer_output_strides[-1] == plan.rest_sizes[0]
+                      and run_bytes * 4 <= _STAGE_BYTES)
+        stream_rows = bool(stream and contiguous_run and not staged and run_bytes >= 2048)
+        self._layout = np.concatenate([plan.outer_sizes, plan.outer_indices_strides, plan.outer_output_strides,
+                                       plan.outer_input_strides, plan.coordinate_sizes, plan.coordinate_strides,
+                                       plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides])
+        stage_rows = max(1, _STAGE_BYTES // run_bytes)
+        ahead = min(64, max(1, _PREFETCH_BYTES // run_bytes))
+        lines = min(_PREFETCH_LINES, -(-run_bytes // _LINE))
+        self._settings = np.array([
+            plan.outer_sizes.size, plan.coordinate_sizes.size, plan.rest_sizes.size, plan.tuple_stride, plan.signed,
+            _CHUNK, staged, stream_rows, stage_rows, ahead, lines], np.int64)
         self._positions = int(np.prod(plan.outer_sizes))
         # Random reads wait on memory latency, so a second thread (more reads in flight) pays for large gathers.
         threads = numba.get_num_threads()
@@ -448,18 +460,15 @@ class GatherKernel:
         return indices if self._index_view is None else indices.view(self._index_view)
 
     def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        plan = self.plan
         data, indices = cast(FlatArray, inputs[0]), cast(FlatArray, inputs[1])
-        arguments = (data.view(self._bits), self._index_array(indices), outputs[0].view(self._bits),
-                     plan.outer_sizes, plan.outer_indices_strides, plan.outer_output_strides,
-                     plan.outer_input_strides, plan.coordinate_sizes, plan.coordinate_strides, plan.tuple_stride,
-                     plan.signed, plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides, self._chunk,
-                     self._staged, self._stream_rows, self._stage_rows, self._ahead, self._lines)
+        bits = self._bits
         if self._parts > 1:
             with PARALLEL_LAUNCH:
-                _gather_parallel(*arguments, self._parts)
+                _gather_parallel(data.view(bits), self._index_array(indices), outputs[0].view(bits), self._layout,
+                                 self._settings, self._positions, self._parts)
         else:
-            _gather_range(*arguments, 0, self._positions)
+            _gather_range(data.view(bits), self._index_array(indices), outputs[0].view(bits), self._layout,
+                          self._settings, 0, self._positions)
 
     def debug_kernel(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         """Checks every coordinate before anything is written (DECISIONS 21), then gathers."""
