@@ -521,6 +521,8 @@ LARGE = [
     ("rows, staged and threaded", (4096, 256), np.float32, (16384, 1), np.int32, 2, 2, 0, None),
     ("one-line rows, staged", (4096, 16), np.float32, (65536, 1), np.int64, 2, 2, 0, None),
     ("100-byte rows, staged across lines", (4096, 25), np.float32, (45000, 1), np.int64, 2, 2, 0, None),
+    ("2 KiB rows, the largest staged", (1024, 512), np.float32, (2100, 1), np.int64, 2, 2, 0, None),
+    ("2052-byte rows, streamed one by one", (1024, 513), np.float32, (2100, 1), np.int64, 2, 2, 0, None),
     ("long rows streamed one by one", (64, 1024), np.float64, (1024, 1), np.uint32, 2, 2, 0, None),
     ("batched elements, staged", (8, 64, 64), np.uint16, (8, 262144, 2), np.int64, 3, 3, 1, None),
     ("rows into a padded output", (4096, 64), np.float32, (16384, 1), np.int64, 2, 2, 0, (80, 1)),
