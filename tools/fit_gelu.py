@@ -34,7 +34,7 @@ def lawson(basis: np.ndarray, target: np.ndarray, weight: np.ndarray, rounds: in
     return coefficients
 
 
-def fit_rounded(variable: np.ndarray, target: np.ndarray, weight: np.ndarray, degree: int, fixed: int = 0,
+def fit_rounded(variable: np.ndarray, target: np.ndarray, weight: np.ndarray, degree: int,
                 first: tuple[float, ...] = ()) -> list[float]:
     """Coefficients c_k (k >= len(first)) of sum c_k v^k, the first ones given, each rounded to FLOAT32."""
     coefficients = [float(c) for c in first] + [0.0] * (degree + 1 - len(first))
