@@ -51,7 +51,7 @@ from .memory_kernels import (
     copy_bytes,
     fence,
     stream_copy,
-    stream_line,
+    stream_lines,
 )
 
 Int64Array = npt.NDArray[np.int64]
@@ -343,11 +343,11 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
                     if j + ahead < count:
                         _prefetch_row(data_address + sources[j + ahead] * item, run_bytes, lines)
                     copy_bytes(into + (j - first_row) * run_bytes, data_address + sources[j] * item, run_bytes)
-                    for _ in range(min(per_row, pending)):
-                        stream_line(pending_to, pending_from)
-                        pending_to += _LINE
-                        pending_from += _LINE
-                        pending -= 1
+                    drained = min(per_row, pending)
+                    stream_lines(pending_to, pending_from, drained)
+                    pending_to += drained * _LINE
+                    pending_from += drained * _LINE
+                    pending -= drained
                 pending, pending_from, pending_to = begin_stream(out_address + (target + first_row * run) * item,
                                                                  into, (end_row - first_row) * run_bytes)
         elif contiguous_run and run_bytes >= _LINE:
@@ -367,10 +367,7 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
         else:
             for j in range(count):
                 _copy_rest(data, sources[j], out, target + j * step_out, rest_sizes, rest_in, rest_out, rest_counter)
-    for _ in range(pending):
-        stream_line(pending_to, pending_from)
-        pending_to += _LINE
-        pending_from += _LINE
+    stream_lines(pending_to, pending_from, pending)
     if staged or stream_rows:
         fence()  # this thread's non-temporal stores are visible before the call returns
 

@@ -130,27 +130,21 @@ def _copy_bytes(dst: int, src: int, nbytes: int) -> None:
 def _stream_copy(dst: int, src: int, nbytes: int) -> None:
     """memcpy whose whole 64-byte destination lines are written with non-temporal stores; call ``fence`` after
     the last one."""
-    if nbytes <= 0:
-        return
-    head = (_LINE - (dst & (_LINE - 1))) & (_LINE - 1)
-    if head >= nbytes or not HAVE_STREAMING_STORES:
-        _memcpy(dst, src, nbytes)
-        return
-    if head:
-        _memcpy(dst, src, head)
-    lines = (nbytes - head) // _LINE
-    position = head
-    for _ in range(lines):
-        stream_line(dst + position, src + position)
-        position += _LINE
-    if position < nbytes:
-        _memcpy(dst + position, src + position, nbytes - position)
+    lines, src_at, dst_at = begin_stream(dst, src, nbytes)
+    stream_lines(dst_at, src_at, lines)
+
+
+def _stream_lines(dst: int, src: int, lines: int) -> None:
+    """Copies ``lines`` whole 64-byte lines from src (any alignment) to dst (64-byte aligned) with non-temporal
+    stores."""
+    for line in range(lines):
+        stream_line(dst + line * _LINE, src + line * _LINE)
 
 
 def _begin_stream(dst: int, src: int, nbytes: int) -> tuple[int, int, int]:
     """The start of a deferred ``stream_copy``: copies the partial 64-byte lines at both ends of the destination
     with plain stores and returns (lines, src_at, dst_at): the caller streams ``lines`` whole lines from
-    ``src_at`` to ``dst_at`` with ``stream_line`` whenever it likes, then calls ``fence``."""
+    ``src_at`` to ``dst_at`` with ``stream_lines`` whenever it likes, then calls ``fence``."""
     if nbytes <= 0:
         return 0, src, dst
     head = (_LINE - (dst & (_LINE - 1))) & (_LINE - 1)
@@ -199,7 +193,8 @@ def _fence() -> None:
 
 
 copy_bytes: Any = njit_cached(_copy_bytes)
-stream_copy: Any = njit_cached(_stream_copy)
+stream_lines: Any = numba.njit(cache=True, inline="always")(_stream_lines)
 begin_stream: Any = njit_cached(_begin_stream)
+stream_copy: Any = njit_cached(_stream_copy)
 stream_fill: Any = njit_cached(_stream_fill)
 fence: Any = njit_cached(_fence)
