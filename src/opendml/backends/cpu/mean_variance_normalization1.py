@@ -428,7 +428,8 @@ def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[f
         sum_d += np.float64(partial)
         sum_d2 += np.float64(partial_squares)
     m2 = sum_d2 - sum_d * (sum_d / n)
-    if math.isfinite(total) and _SMALLEST_SAFE_M2 * n <= sum_d2 < _LARGEST_SAFE_M2:
+    # A sum that overflowed, or an infinity or NaN in the block, makes sum_d2 infinite or NaN: out of this range.
+    if _SMALLEST_SAFE_M2 * n <= sum_d2 < _LARGEST_SAFE_M2:
         return np.float64(shift) * n + sum_d, max(m2, 0.0)
     total = 0.0
     for i in range(n):
