@@ -736,6 +736,40 @@ def test_mvn_raw_buffers_with_streaming_stores(case: MvnCase, data: st.DataObjec
         memory_kernels.STREAMING_THRESHOLD_BYTES = saved
 
 
+@pytest.mark.parametrize("type_name", ["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("activation", [None, ("RELU", ()), ("GELU", ())])
+def test_streamed_output_pipeline(type_name: str, activation: tuple[str, tuple[float, ...]] | None) -> None:
+    # The streamed output of one block is written while the next is computed, and the next group's input is
+    # prefetched meanwhile: 24 groups of 5000 elements (three blocks each, several chunks), threaded (several groups
+    # per thread), written at an unaligned offset (partial lines at both ends), Epsilon 0 so that the constant
+    # groups take the float64 path between FLOAT32 ones (for no activation and RELU that switches between writing
+    # directly and staging, with lines still pending). Every element checked, no byte outside written.
+    rng = np.random.default_rng(11)
+    dtype = NUMPY_DTYPES[type_name]
+    x = (rng.standard_normal((24, 5000)) * 3 + 5).astype(dtype)
+    x[[3, 4, 10, 23]] = dtype.type(2.5)
+    side = (rng.standard_normal((1, 5000)) * 0.5 + 1).astype(dtype)
+    case = MvnCase("6_4", type_name, (24, 5000), (1,), (1, 5000), (1, 5000), (None, None, None, None), True, 0.0,
+                   activation, "pipeline", x, side, side)
+    saved = memory_kernels.STREAMING_THRESHOLD_BYTES
+    memory_kernels.STREAMING_THRESHOLD_BYTES = 0
+    try:
+        compiled = compile_case(case)
+    finally:
+        memory_kernels.STREAMING_THRESHOLD_BYTES = saved
+    out_offset = 80  # 16 bytes into a line where the buffer starts on one; rows of 5000 end inside lines anyway
+    out_buffer = sentinel_bytes(out_offset + x.nbytes + 70, seed=3)
+    before = out_buffer.copy()
+    compiled.execute([dml.Binding(x), dml.Binding(side), dml.Binding(side)],
+                     [dml.Binding(out_buffer, offset=out_offset)])
+    outside = np.ones(len(out_buffer), bool)
+    outside[out_offset:out_offset + x.nbytes] = False
+    assert np.array_equal(out_buffer[outside], before[outside]), "bytes outside the output were written"
+    got = out_buffer[out_offset:out_offset + x.nbytes].view(dtype).reshape(x.shape)
+    assert np.isnan(got[[3, 4, 10, 23]]).all() or activation == ("RELU", ())
+    check_result(case, got)
+
+
 def check_raw_buffers(case: MvnCase, data: st.DataObject) -> None:
     """Runs the case on raw buffers at drawn byte offsets: inputs unchanged, no byte outside the output's
     elements written, and the result within the reference's bounds."""

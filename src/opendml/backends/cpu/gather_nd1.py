@@ -35,9 +35,6 @@ from typing import Any, cast
 import numba
 import numpy as np
 import numpy.typing as npt
-from llvmlite import ir  # type: ignore[import-untyped]
-from numba import types
-from numba.extending import intrinsic
 
 from ...errors import BindingError
 from ...ops.base import OperatorDesc
@@ -50,6 +47,7 @@ from .memory_kernels import (
     begin_stream,
     copy_bytes,
     fence,
+    prefetch,
     stream_copy,
     stream_lines,
 )
@@ -174,29 +172,13 @@ def _copy_rest(data: Any, source: int, out: Any, target: int, rest_sizes: Any, r
             return
 
 
-@intrinsic
-def _prefetch(typingctx: Any, address: Any) -> Any:
-    """Asks for the cache line at a raw address (llvm.prefetch: read, high locality); never faults."""
-    sig = types.void(types.intp)
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        byte_ptr, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        name = "llvm.prefetch.p0"
-        function = builder.module.globals.get(name) or ir.Function(
-            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), name)
-        builder.call(function, [builder.inttoptr(args[0], byte_ptr), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 @numba.njit(cache=True, inline="always")
 def _prefetch_row(address: int, nbytes: int, lines: int) -> None:
     """Prefetches the `lines` first lines of a row and its last one (a row that starts inside a line ends in
     one line more than its length in lines)."""
     for line in range(lines):
-        _prefetch(address + line * _LINE)  # type: ignore[call-arg]
-    _prefetch(address + nbytes - 1)  # type: ignore[call-arg]
+        prefetch(address + line * _LINE)
+    prefetch(address + nbytes - 1)
 
 
 @numba.njit(cache=True, inline="always")

@@ -80,6 +80,24 @@ def _stream_line_typer(typingctx: Any, dst: Any, src: Any) -> Any:
 stream_line: Any = intrinsic(_stream_line_typer)
 
 
+def _prefetch_typer(typingctx: Any, address: Any) -> Any:
+    """Asks for the cache line at a raw address (llvm.prefetch: read, into all cache levels); never faults."""
+    sig = types.void(types.intp)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        byte_ptr, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        name = "llvm.prefetch.p0"
+        function = builder.module.globals.get(name) or ir.Function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), name)
+        builder.call(function, [builder.inttoptr(args[0], byte_ptr), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+prefetch: Any = intrinsic(_prefetch_typer)
+
+
 def _sfence_typer(typingctx: Any) -> Any:
     """Orders the non-temporal stores before every later store (x86 sfence)."""
     sig = types.void()
