@@ -1,6 +1,7 @@
-"""Byte-level copy and fill primitives for the CPU kernels of SPLIT and ONE_HOT, in numba.
+"""Byte-level copy, fill and prefetch primitives for the CPU kernels, in numba (SPLIT and ONE_HOT are made of them;
+GATHER_ND1 and MEAN_VARIANCE_NORMALIZATION1 stream their outputs and prefetch their inputs with them).
 
-Both operators only move bytes, so their speed is the memory bandwidth. A plain store to memory first reads the
+SPLIT and ONE_HOT only move bytes, so their speed is the memory bandwidth. A plain store to memory first reads the
 cache line it writes (read-for-ownership): an output written with plain stores costs twice its size in traffic,
 while a large memcpy (the benchmarks' floor) uses non-temporal stores that skip that read. For outputs larger than
 the caches, ``stream_copy`` and ``stream_fill`` write whole 64-byte lines with non-temporal stores (x86-64 only;
