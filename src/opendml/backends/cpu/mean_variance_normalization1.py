@@ -66,8 +66,9 @@ _FASTMATH = {"reassoc", "contract"}
 # ((x - mean_hi) - mean_lo) into x - mean and (d * rstd) * Scale into d * (rstd * Scale), which overflows.
 _ELEMENTWISE_FASTMATH = {"contract"}
 
-#: Elements per block of a run: a block is read twice for its statistics and once more for the output while it
-#: stays in L1, and the FLOAT32 temporary holds one block.
+#: Most elements per block of a run (a run is cut into equal blocks): a block is read twice for its statistics and
+#: once more for the output while it stays in L1, and the FLOAT32 temporary holds one block. Equal blocks leave more
+#: of L1 to the next group's prefetched input (IN + GELU, 3136-element groups: 3-8% faster paired than 2048 + 1088).
 _BLOCK = 2048
 #: FLOAT32 partial sums of deviations cover this many elements before joining a float64 total.
 _SUB_BLOCK = 256
@@ -582,7 +583,8 @@ def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any
     ty = tab[r0 + n_run_table:r0 + 2 * n_run_table]
     ts = tab[r0 + 2 * n_run_table:r0 + 3 * n_run_table]
     tb = tab[r0 + 3 * n_run_table:r0 + 4 * n_run_table]
-    block = min(run, _BLOCK)
+    pieces = (run + _BLOCK - 1) // _BLOCK
+    block = (run + pieces - 1) // pieces  # equal blocks of at most _BLOCK
     tmp = np.empty(block, np.float32)
     # The activations compute into a staging block, in the output's type, which is then copied to the output. A
     # large output with a contiguous run is written from the staging block with non-temporal stores, which skip
