@@ -42,10 +42,12 @@ from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from .memory_kernels import (
+    LINE_BYTES,
     PARALLEL_LAUNCH,
     STREAMING_THRESHOLD_BYTES,
     begin_stream,
     copy_bytes,
+    drain_stream,
     fence,
     prefetch,
     stream_copy,
@@ -57,7 +59,6 @@ Int64Array = npt.NDArray[np.int64]
 # A gather moves bits: every data type travels as the unsigned integer of its width.
 _BITS_DTYPE: dict[int, np.dtype[Any]] = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
-_LINE = 64
 # Tuples per chunk: their source offsets are computed in one pass, then their sub-blocks copied.
 _CHUNK = 1024
 # Bytes of rows per stage (see _gather_range): two stages stay in L1 with the rows being read.
@@ -177,7 +178,7 @@ def _prefetch_row(address: int, nbytes: int, lines: int) -> None:
     """Prefetches the `lines` first lines of a row and its last one (a row that starts inside a line ends in
     one line more than its length in lines)."""
     for line in range(lines):
-        prefetch(address + line * _LINE)
+        prefetch(address + line * LINE_BYTES)
     prefetch(address + nbytes - 1)
 
 
@@ -275,12 +276,12 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
     item = data.itemsize
     run_bytes = run * item
     rows_staged = staged and not single
-    stage = np.empty((2 * stage_rows * run + _LINE if rows_staged else chunk) if staged else 1, data.dtype)
+    stage = np.empty((2 * stage_rows * run + LINE_BYTES if rows_staged else chunk) if staged else 1, data.dtype)
     # Raw addresses as signed integers: numba turns uint64 + int64 into float64.
     data_address, out_address = np.int64(data.ctypes.data), np.int64(out.ctypes.data)
     stage_address = np.int64(stage.ctypes.data)
     if rows_staged:  # whole lines of the stage are read into whole lines of the output
-        stage_address += (_LINE - stage_address % _LINE) % _LINE
+        stage_address += (LINE_BYTES - stage_address % LINE_BYTES) % LINE_BYTES
     # Staged rows: the whole output lines of the last filled stage not yet streamed out, and where they go.
     pending, pending_from, pending_to = 0, 0, 0
     parity = 0
@@ -325,14 +326,10 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
                     if j + ahead < count:
                         _prefetch_row(data_address + sources[j + ahead] * item, run_bytes, lines)
                     copy_bytes(into + (j - first_row) * run_bytes, data_address + sources[j] * item, run_bytes)
-                    drained = min(per_row, pending)
-                    stream_lines(pending_to, pending_from, drained)
-                    pending_to += drained * _LINE
-                    pending_from += drained * _LINE
-                    pending -= drained
+                    pending, pending_from, pending_to = drain_stream(pending, pending_from, pending_to, per_row)
                 pending, pending_from, pending_to = begin_stream(out_address + (target + first_row * run) * item,
                                                                  into, (end_row - first_row) * run_bytes)
-        elif contiguous_run and run_bytes >= _LINE:
+        elif contiguous_run and run_bytes >= LINE_BYTES:
             into, step = out_address + target * item, step_out * item
             for j in range(count):
                 if j + ahead < count:
@@ -422,7 +419,7 @@ class GatherKernel:
                                        plan.rest_sizes, plan.rest_input_strides, plan.rest_output_strides])
         stage_rows = max(1, _STAGE_BYTES // run_bytes)
         ahead = min(64, max(1, _PREFETCH_BYTES // run_bytes))
-        lines = min(_PREFETCH_LINES, -(-run_bytes // _LINE))
+        lines = min(_PREFETCH_LINES, -(-run_bytes // LINE_BYTES))
         self._settings = np.array([
             plan.outer_sizes.size, plan.coordinate_sizes.size, plan.rest_sizes.size, plan.tuple_stride, plan.signed,
             _CHUNK, staged, stream_rows, stage_rows, ahead, lines], np.int64)

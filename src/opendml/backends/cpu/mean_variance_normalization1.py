@@ -50,9 +50,11 @@ from ...types import ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
 from . import memory_kernels
 from .memory_kernels import (
+    LINE_BYTES,
     PARALLEL_LAUNCH,
     begin_stream,
     copy_bytes,
+    drain_stream,
     fence,
     prefer_wide_vectors,
     prefetch,
@@ -74,8 +76,6 @@ _BLOCK = 2048
 _SUB_BLOCK = 256
 #: An activation's output is computed this many elements at a time, with prefetches and streamed lines between.
 _CHUNK = 512
-#: Bytes per cache line, as in memory_kernels.
-_LINE = 64
 #: A block whose FLOAT32 sum of squared deviations falls outside [n * _SMALLEST_SAFE_M2, _LARGEST_SAFE_M2) has its
 #: M2 recomputed in float64: FLOAT32 squares lose precision below 2^-100 and overflow near 2^128.
 _SMALLEST_SAFE_M2 = 2.0**-100
@@ -311,32 +311,32 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
     """out[shift + i] = activation(tmp[i]) for lo <= i < hi, in FLOAT32 (stored in the output's type). The branch
     is taken once per call; every loop is branch-free and contiguous so that LLVM vectorizes it at full width
     (measured: the GELU loop ran 1.2x faster storing to a unit-stride staging block than to y[base + i * step]).
-    tmp is indexed unsigned, as _load does: with a signed index that numba cannot prove non-negative (lo is not a
-    constant) it wraps negative indices, and LLVM turned the loads into gathers (measured: 2x slower). Each value
-    goes through a variable before _store: numba 0.68 silently dropped the store when a conditional expression was
-    passed straight to the inlined overload. No reassociation here: nothing is summed, and _gelu's rounding step
-    must stay as written."""
+    tmp is read with _load, which indexes unsigned: with a signed index that numba cannot prove non-negative (lo
+    is not a constant) it wraps negative indices, and LLVM turned the loads into gathers (measured: 2x slower).
+    Each value goes through a variable before _store: numba 0.68 silently dropped the store when a conditional
+    expression was passed straight to the inlined overload. No reassociation here: nothing is summed, and _gelu's
+    rounding step must stay as written."""
     prefer_wide_vectors()
     if code == _NONE or code == _IDENTITY:  # noqa: SIM109 (two integer compares, as numba compiles them)
         for i in range(lo, hi):
-            w = tmp[np.uint64(i)]
+            w = _load(tmp, i, tag)
             _store(out, shift + i, w, tag)
     elif code == _RELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             w = _nan_kept(v, v if v > _ZERO else _ZERO)
             _store(out, shift + i, w, tag)
     elif code == _LINEAR:
         for i in range(lo, hi):
-            w = p1 * tmp[np.uint64(i)] + p2
+            w = p1 * _load(tmp, i, tag) + p2
             _store(out, shift + i, w, tag)
     elif code == _SIGMOID:
         for i in range(lo, hi):
-            w = _sigmoid(tmp[np.uint64(i)])
+            w = _sigmoid(_load(tmp, i, tag))
             _store(out, shift + i, w, tag)
     elif code == _HARD_SIGMOID:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             r = p1 * v + p2
             r = r if r < _ONE else _ONE
             r = r if r > _ZERO else _ZERO
@@ -344,44 +344,44 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
             _store(out, shift + i, w, tag)
     elif code == _TANH:
         for i in range(lo, hi):
-            w = _tanh(tmp[np.uint64(i)])
+            w = _tanh(_load(tmp, i, tag))
             _store(out, shift + i, w, tag)
     elif code == _SCALED_TANH:
         for i in range(lo, hi):
-            w = p1 * _tanh(p2 * tmp[np.uint64(i)])
+            w = p1 * _tanh(p2 * _load(tmp, i, tag))
             _store(out, shift + i, w, tag)
     elif code == _LEAKY_RELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             w = v if v >= _ZERO else p1 * v
             _store(out, shift + i, w, tag)
     elif code == _THRESHOLDED_RELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             w = _nan_kept(v, v if v > p1 else _ZERO)
             _store(out, shift + i, w, tag)
     elif code == _ELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             w = v if v >= _ZERO else p1 * _expm1(v)
             _store(out, shift + i, w, tag)
     elif code == _CELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             negative = p1 * _expm1(v / p1)
             r = (v if v > _ZERO else _ZERO) + (negative if negative < _ZERO else _ZERO)
             w = _nan_kept(v, r)
             _store(out, shift + i, w, tag)
     elif code == _SCALED_ELU:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             w = p2 * v if v > _ZERO else p2 * (p1 * _expm1(v))
             _store(out, shift + i, w, tag)
     elif code == _SOFTPLUS:
         # ln(1 + e^(s x)) / s = (s > 0 ? max(x, 0) : min(x, 0)) + ln(1 + e^-|s x|) / s: no s x that overflows
         # is ever divided back.
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             linear = (v if v > _ZERO else _ZERO) if p1 > _ZERO else (v if v < _ZERO else _ZERO)
             w = _nan_kept(v, linear + _log1p_unit(_exp(-abs(p1 * v))) / p1)
             _store(out, shift + i, w, tag)
@@ -390,26 +390,26 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
         # does not make the result infinite where it is not.
         alpha_beta = p1 * p2
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             z = p2 * v
             linear = alpha_beta * v if z > _ZERO else _ZERO
             w = _nan_kept(z, linear + p1 * _log1p_unit(_exp(-abs(z))))
             _store(out, shift + i, w, tag)
     elif code == _SOFTSIGN:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             r = v / (_ONE + abs(v))
             w = np.float32(math.copysign(_ONE, v)) if abs(v) == _INF else r
             _store(out, shift + i, w, tag)
     elif code == _SHRINK:
         for i in range(lo, hi):
-            v = tmp[np.uint64(i)]
+            v = _load(tmp, i, tag)
             r = v - p1 if v > p2 else (v + p1 if v < -p2 else _ZERO)
             w = _nan_kept(v, r)
             _store(out, shift + i, w, tag)
     elif code == _GELU:
         for i in range(lo, hi):
-            w = _gelu(tmp[np.uint64(i)])
+            w = _gelu(_load(tmp, i, tag))
             _store(out, shift + i, w, tag)
 
 
@@ -599,11 +599,11 @@ def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any
     # boundaries. So while a block's output is computed, the same part of the next group's input is prefetched
     # (its statistics then find it in cache; a contiguous run only): all at once before the direct loop, and
     # spread over an activation, whose output is computed _CHUNK elements at a time. After each chunk a share of
-    # the previous block's output is streamed too: it waits in the other half of `staged` (`pending` lines from
-    # `pending_src` to `pending_dst`, `streamed` of them done).
+    # the previous block's output is streamed too: it waits in the other half of `staged` (`pending` whole lines
+    # left, from `pending_src` to `pending_dst`).
     x_address, x_item = x.ctypes.data, x.itemsize
     prefetching = lx == 1
-    pending, pending_src, pending_dst, streamed = 0, 0, 0, 0
+    pending, pending_src, pending_dst = 0, 0, 0
     parity = 0
     for g in range(first, last):
         row = g // k_len
@@ -644,18 +644,17 @@ def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any
                 xb, sb, bb2 = bx + tx[t] + start * lx, bs + ts[t] + start * ls, bb + tb[t] + start * lb
                 yb = by + ty[t] + start * ly
                 first_byte = x_address + (next_x + tx[t] + start) * x_item
-                ahead_from = first_byte - first_byte % _LINE
-                ahead_lines = (first_byte + n * x_item - 1) // _LINE - first_byte // _LINE + 1 if ahead else 0
+                ahead_from = first_byte - first_byte % LINE_BYTES
+                ahead_lines = (first_byte + n * x_item - 1) // LINE_BYTES - first_byte // LINE_BYTES + 1 if ahead else 0
                 if in_float32 and direct:
                     for line in range(ahead_lines):
-                        prefetch(ahead_from + line * _LINE)
+                        prefetch(ahead_from + line * LINE_BYTES)
                     if not stream:
                         _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
                                          has_bias, floor, y, yb, ly, tag)
                         continue
-                    if pending > streamed:  # lines a float64 group left in the staging block (before it is reused)
-                        stream_lines(pending_dst + streamed * _LINE, pending_src + streamed * _LINE, pending - streamed)
-                        pending = streamed = 0
+                    # Lines a float64 group left in the staging block go out before it is reused.
+                    pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, pending)
                     _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
                                      has_bias, floor, staged, 0, 1, tag)
                     stream_copy(y_address + yb * item, staged_address, n * item)
@@ -669,29 +668,25 @@ def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any
                 shift = parity * block
                 fetched = 0
                 chunks = (n + _CHUNK - 1) // _CHUNK
+                per_chunk = (pending + chunks - 1) // chunks  # the other half is out when this one is full
                 for c in range(chunks):
                     _activate_store(code, p1, p2, tmp, c * _CHUNK, min((c + 1) * _CHUNK, n), staged, shift, tag)
                     share = (c + 1) * ahead_lines // chunks
                     while fetched < share:
-                        prefetch(ahead_from + fetched * _LINE)
+                        prefetch(ahead_from + fetched * LINE_BYTES)
                         fetched += 1
-                    share = (c + 1) * pending // chunks
-                    if share > streamed:
-                        stream_lines(pending_dst + streamed * _LINE, pending_src + streamed * _LINE, share - streamed)
-                        streamed = share
+                    pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, per_chunk)
                 if stream:
                     # This block's lines are streamed while the next block is computed (or at the end).
                     pending, pending_src, pending_dst = begin_stream(y_address + yb * item,
                                                                      staged_address + shift * item, n * item)
-                    streamed = 0
                     parity = 1 - parity
                 elif ly == 1:
                     copy_bytes(y_address + yb * item, staged_address + shift * item, n * item)
                 else:
                     for i in range(n):
                         y[yb + i * ly] = staged[shift + i]
-    if pending > streamed:
-        stream_lines(pending_dst + streamed * _LINE, pending_src + streamed * _LINE, pending - streamed)
+    stream_lines(pending_dst, pending_src, pending)
     if stream:
         fence()  # this thread's non-temporal stores are visible before the kernel returns
 

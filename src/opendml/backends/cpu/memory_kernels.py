@@ -37,7 +37,9 @@ HAVE_STREAMING_STORES = platform.machine().lower() in ("x86_64", "amd64")
 #: read-for-ownership starts to cost more than keeping the output in cache saves.
 STREAMING_THRESHOLD_BYTES = 4 << 20
 
-_LINE = 64
+#: Bytes per cache line, the unit of the non-temporal stores and of prefetch.
+LINE_BYTES = 64
+_LINE = LINE_BYTES
 
 #: Held while a `parallel=True` kernel runs. numba's fallback threading layer (workqueue, used where neither
 #: OpenMP nor TBB is installed) aborts the process when two threads launch parallel kernels at once; such a
@@ -160,10 +162,20 @@ def _stream_lines(dst: int, src: int, lines: int) -> None:
         stream_line(dst + line * _LINE, src + line * _LINE)
 
 
+def _drain_stream(pending: int, src: int, dst: int, lines: int) -> tuple[int, int, int]:
+    """Streams up to ``lines`` of the ``pending`` whole lines left of a deferred ``stream_copy`` (as
+    ``begin_stream`` returned them, or as this returned them last); returns what is then left: (pending, src,
+    dst)."""
+    count = min(lines, pending)
+    stream_lines(dst, src, count)
+    return pending - count, src + count * _LINE, dst + count * _LINE
+
+
 def _begin_stream(dst: int, src: int, nbytes: int) -> tuple[int, int, int]:
     """The start of a deferred ``stream_copy``: copies the partial 64-byte lines at both ends of the destination
     with plain stores and returns (lines, src_at, dst_at): the caller streams ``lines`` whole lines from
-    ``src_at`` to ``dst_at`` with ``stream_lines`` whenever it likes, then calls ``fence``."""
+    ``src_at`` to ``dst_at`` with ``stream_lines``, or a few at a time with ``drain_stream``, whenever it likes,
+    then calls ``fence``."""
     if nbytes <= 0:
         return 0, src, dst
     head = (_LINE - (dst & (_LINE - 1))) & (_LINE - 1)
@@ -214,6 +226,7 @@ def _fence() -> None:
 copy_bytes: Any = njit_cached(_copy_bytes)
 stream_lines: Any = numba.njit(cache=True, inline="always")(_stream_lines)
 begin_stream: Any = njit_cached(_begin_stream)
+drain_stream: Any = numba.njit(cache=True, inline="always")(_drain_stream)
 stream_copy: Any = njit_cached(_stream_copy)
 stream_fill: Any = njit_cached(_stream_fill)
 fence: Any = njit_cached(_fence)
