@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -25,3 +27,47 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+settings.register_profile(
+    "ci", parent=settings.get_profile("ci"),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+settings.register_profile(
+    "slow", parent=settings.get_profile("slow"),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Test modules whose tests run once per backend (their devices are made with the default backend).
+EVERY_BACKEND = {
+    "test_split", "test_one_hot", "test_gather_nd1", "test_mean_variance_normalization1", "test_reduce",
+    "test_reduce_properties", "test_activations", "test_fuzz_data", "test_fuzz_memory", "test_graph",
+    "test_concurrency", "test_gpu",
+}
+
+
+def gpu_adapter_missing() -> str | None:
+    """Why the gpu backend cannot run here (None when it can)."""
+    import opendml as dml
+
+    if not dml.list_adapters():
+        return ("no WebGPU adapter on this machine (install wgpu and a Vulkan driver, e.g. Debian's "
+                "mesa-vulkan-drivers)")
+    return None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.module.__name__.rsplit(".", 1)[-1] in EVERY_BACKEND and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", ["cpu", "gpu"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The backend of this test's devices: both, one after the other, in the EVERY_BACKEND modules."""
+    name: str = getattr(request, "param", "cpu")
+    if name == "gpu":
+        reason = gpu_adapter_missing()
+        if reason is not None:
+            pytest.skip(f"gpu backend: {reason}")
+    import opendml.device
+
+    monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", name)
+    return name

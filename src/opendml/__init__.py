@@ -9,7 +9,7 @@
     array([[6., 6., 9.]], dtype=float32)
 """
 
-from .device import Binding, CompiledOperator, Device, Operator
+from .device import Binding, CompiledOperator, Device, Operator, list_adapters
 from .errors import BindingError, DmlError, UnsupportedError, ValidationError
 from .graph import Expression, FusedActivation, Graph, gather_nd, mean_variance_normalization, one_hot, reduce, split
 from .ops.activations import (
@@ -53,5 +53,5 @@ __all__ = [
     "FusedActivation", "GatherNd1OperatorDesc", "Graph", "MeanVarianceNormalization1OperatorDesc", "OneHotOperatorDesc",
     "Operator", "OperatorDesc", "OperatorType", "ReduceFunction", "ReduceOperatorDesc", "SplitOperatorDesc",
     "TensorDesc", "TensorFlags", "UnsupportedError", "ValidationError", "calc_buffer_tensor_size", "gather_nd",
-    "mean_variance_normalization", "one_hot", "reduce", "split",
+    "list_adapters", "mean_variance_normalization", "one_hot", "reduce", "split",
 ]

@@ -1,5 +1,5 @@
 """Device, Operator, CompiledOperator and Binding: DirectML's create / compile / initialize / bind / dispatch
-lifecycle over host memory."""
+lifecycle, over host memory and over the backend's device memory (`Device.create_buffer`)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,29 @@ from typing import Any
 
 import numpy as np
 
-from .backends import FlatArray, get_backend
+from .backends import DeviceMemory, DeviceRange, FlatArray, get_backend
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.base import OperatorDesc
 from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
 from .types import DataType, ExecutionFlags, FeatureLevel, TensorFlags
 
 
+#: The backend of `Device(backend=None)`. The test suite sets it to run the same tests on every backend.
+DEFAULT_BACKEND = "cpu"
+
+
+def list_adapters() -> list[Any]:
+    """The GPU adapters `Device(backend="gpu", adapter=...)` can pick (name, vendor, backend, device type); empty
+    when wgpu or a driver is missing."""
+    from .backends.gpu.context import list_adapters as adapters
+
+    return adapters()
+
+
 @dataclass(frozen=True)
 class Binding:
-    """DML_BUFFER_BINDING: a byte range of any buffer-protocol object (bytearray, memoryview, ndarray, mmap).
+    """DML_BUFFER_BINDING: a byte range of any buffer-protocol object (bytearray, memoryview, ndarray, mmap) or of
+    the device's own memory (`Device.create_buffer`).
 
     `size` defaults to the tensor's TotalTensorSizeInBytes. Like a DML binding table, a Binding that is used
     again skips the checks it already passed: it keeps the validated view (which also keeps the buffer from
@@ -28,7 +41,7 @@ class Binding:
     buffer: Any
     offset: int = 0
     size: int | None = None
-    _views: dict[tuple[Any, ...], tuple[FlatArray, int, int]] = field(
+    _views: dict[tuple[Any, ...], tuple[Any, int, int, int]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
 
@@ -40,14 +53,30 @@ class Device:
     <FeatureLevel.LEVEL_4_1: 16640>
     """
 
-    def __init__(self, feature_level: FeatureLevel | str = FeatureLevel.LEVEL_6_4, backend: str = "cpu",
-                 debug: bool = False) -> None:
+    def __init__(self, feature_level: FeatureLevel | str = FeatureLevel.LEVEL_6_4, backend: str | None = None,
+                 debug: bool = False, adapter: str | None = None) -> None:
         self.feature_level = FeatureLevel.parse(feature_level)
-        self.backend = get_backend(backend)
+        self.backend = get_backend(DEFAULT_BACKEND if backend is None else backend, adapter)
         self.debug = bool(debug)
 
     def __repr__(self) -> str:
         return f"Device(feature_level={str(self.feature_level)!r}, backend={self.backend.name!r}, debug={self.debug})"
+
+    def create_buffer(self, source: int | np.ndarray[Any, Any]) -> Any:
+        """Memory of this device that `dml.Binding` takes: `create_buffer(size_in_bytes)` (zero-filled) or
+        `create_buffer(array)` (a copy of its bytes). Host memory on the cpu backend, device memory on the gpu;
+        either has `read()` (bytes) and `read(dtype, shape)` (a new array)."""
+        if isinstance(source, np.ndarray):
+            return self.backend.create_buffer(source)
+        if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or source < 0:
+            raise ValidationError(f"Device.create_buffer: {source!r} is neither a size in bytes (a non-negative "
+                                  f"integer) nor a NumPy array")
+        return self.backend.create_buffer(int(source))
+
+    def batch(self) -> Any:
+        """A context in which every dispatch is recorded into one submission (on the gpu backend; the cpu runs each
+        at once). Reading device memory inside it submits what was recorded so far."""
+        return self.backend.batch()
 
     def check_feature_support(self, *, data_type: object = None,
                               feature_levels: Sequence[FeatureLevel | str] | None = None) -> bool | FeatureLevel:
@@ -76,6 +105,7 @@ class Device:
         if not isinstance(desc, OperatorDesc):
             raise ValidationError(f"CreateOperator: {type(desc).__name__} is not an operator descriptor")
         desc.validate(self.feature_level)
+        self.backend.check_operator(desc)
         for name, tensor in [*desc.input_slots(), *desc.output_slots()]:
             if tensor is not None and not self.backend.supports_data_type(tensor.data_type):
                 raise UnsupportedError(f"{desc.label}: {name}.DataType {tensor.data_type.name} is not supported by "
@@ -136,15 +166,19 @@ class CompiledOperator:
             assert desc is not None
             if binding is None:
                 raise BindingError(f"{self._label}: {name} is OWNED_BY_DML and must be bound at initialization")
-            owned[index] = self._view(name, desc, binding, writable=False)[0].copy()
+            view = self._view(name, desc, binding, writable=False)[0]
+            if isinstance(view, DeviceRange):
+                view = np.frombuffer(view.memory.read(), np.uint8)[view.offset: view.offset + view.size].view(
+                    desc.data_type.numpy_dtype)
+            owned[index] = view.copy()
         self._owned = owned
 
     def execute(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
         """Binds the buffers, checks every rule (DECISIONS 4-6) before touching any memory, then dispatches."""
         self._check_count("input", inputs, self._inputs)
         self._check_count("output", outputs, self._outputs)
-        input_views: list[FlatArray | None] = []
-        ranges: list[tuple[str, int, int, bool]] = []  # (field, start address, end address, is_output)
+        input_views: list[Any] = []
+        ranges: list[tuple[str, int, int, int, bool]] = []  # (field, memory, start, end, is_output)
         for index, ((name, desc), binding) in enumerate(zip(self._inputs, inputs, strict=True)):
             if desc is None:
                 if binding is not None:
@@ -161,16 +195,16 @@ class CompiledOperator:
             else:
                 if binding is None:
                     raise BindingError(f"{self._label}: {name} is required; it is bound as None")
-                view, start, end = self._view(name, desc, binding, writable=False)
+                view, space, start, end = self._view(name, desc, binding, writable=False)
                 input_views.append(view)
-                ranges.append((name, start, end, False))
-        output_views: list[FlatArray] = []
+                ranges.append((name, space, start, end, False))
+        output_views: list[Any] = []
         for (name, desc), binding in zip(self._outputs, outputs, strict=True):
             if binding is None:
                 raise BindingError(f"{self._label}: {name} is required; it is bound as None")
-            view, start, end = self._view(name, desc, binding, writable=True)
+            view, space, start, end = self._view(name, desc, binding, writable=True)
             output_views.append(view)
-            ranges.append((name, start, end, True))
+            ranges.append((name, space, start, end, True))
         _check_overlaps(self._label, ranges)
         self._kernel(input_views, output_views)
 
@@ -187,20 +221,30 @@ class CompiledOperator:
                                    f"must be a dml.Binding or None")
 
     def _view(self, name: str, desc: TensorDesc, binding: Binding, *, writable: bool
-              ) -> tuple[FlatArray, int, int]:
-        """The bound range as a flat typed array, and its start and end addresses; every binding rule first."""
+              ) -> tuple[Any, int, int, int]:
+        """The bound range as a flat typed array (host memory) or a DeviceRange (the device's memory), the memory it
+        lies in (0: the host's address space) and its start and end addresses; every binding rule first."""
         key = (desc.data_type, desc.total_tensor_size_in_bytes, desc.guaranteed_base_offset_alignment, writable)
         cached = binding._views.get(key)
         if cached is not None:
             return cached
         label = self._label
-        try:
-            whole = np.frombuffer(binding.buffer, dtype=np.uint8)
-        except (TypeError, ValueError, BufferError) as error:
-            raise BindingError(f"{label}: {name} is bound to a {type(binding.buffer).__name__}, which is not a "
-                               f"contiguous buffer ({error})") from None
-        if writable and not whole.flags.writeable:
-            raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be writable")
+        memory = binding.buffer
+        if isinstance(memory, DeviceMemory):
+            if not self.operator.device.backend.owns(memory):
+                raise BindingError(f"{label}: {name} is bound to {memory!r}, which is not memory of this device "
+                                   f"({self.operator.device!r}); bind memory from this device's create_buffer")
+            buffer_size = memory.size
+        else:
+            try:
+                whole = np.frombuffer(memory, dtype=np.uint8)
+            except (TypeError, ValueError, BufferError) as error:
+                raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a "
+                                   f"contiguous buffer ({error})") from None
+            if writable and not whole.flags.writeable:
+                raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be "
+                                   f"writable")
+            buffer_size = whole.size
         offset, total = binding.offset, desc.total_tensor_size_in_bytes
         size = total if binding.size is None else binding.size
         for what, value in (("offset", offset), ("size", size)):
@@ -214,13 +258,17 @@ class CompiledOperator:
         if size < total:
             raise BindingError(f"{label}: {name} binding size is {size} bytes; it must be at least "
                                f"TotalTensorSizeInBytes ({total})")
-        if offset + size > whole.size:
+        if offset + size > buffer_size:
             raise BindingError(f"{label}: {name} binding needs bytes [{offset}, {offset + size}) but the buffer "
-                               f"holds {whole.size} bytes")
-        dtype = desc.data_type.numpy_dtype
-        view = whole[offset: offset + size - size % dtype.itemsize].view(dtype)
-        start = whole.__array_interface__["data"][0] + offset
-        result = (view, start, start + size)
+                               f"holds {buffer_size} bytes")
+        result: tuple[Any, int, int, int]
+        if isinstance(memory, DeviceMemory):
+            result = (DeviceRange(memory, offset, size), id(memory), offset, offset + size)
+        else:
+            dtype = desc.data_type.numpy_dtype
+            view = whole[offset: offset + size - size % dtype.itemsize].view(dtype)
+            start = whole.__array_interface__["data"][0] + offset
+            result = (view, 0, start, start + size)
         binding._views[key] = result
         return result
 
@@ -256,10 +304,12 @@ class CompiledOperator:
         return tuple(_logical(desc, buffer).copy() for (_, desc), buffer in zip(self._outputs, buffers, strict=True))
 
 
-def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, bool]]) -> None:
+def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, int, bool]]) -> None:
     """An output's bound range may not overlap any input's or another output's (no operator runs in place)."""
-    for index, (name, start, end, is_output) in enumerate(ranges):
-        for other_name, other_start, other_end, other_is_output in ranges[index + 1:]:
+    for index, (name, space, start, end, is_output) in enumerate(ranges):
+        for other_name, other_space, other_start, other_end, other_is_output in ranges[index + 1:]:
+            if space != other_space:
+                continue
             if (is_output or other_is_output) and start < other_end and other_start < end and start < end:
                 raise BindingError(f"{label}: the bound ranges of {name} and {other_name} overlap; an output may "
                                    f"not share memory with another bound tensor")

@@ -1,23 +1,78 @@
-"""Backends run validated operators. Each one answers two questions: which data types it supports, and how to
-turn a descriptor into a kernel. A kernel reads and writes flat, typed views of the bound buffers
-(element 0 = the binding's offset), addressing elements through the descriptor's element strides. With
-debug=True a backend returns a kernel with DML's debug-layer checks of the data (e.g. GATHER_ND1's indices),
-which raises before writing anything."""
+"""Backends run validated operators. Each one answers: which data types it supports, which descriptors it can hold
+(its own limits), how to turn a descriptor into a kernel, and what its memory is.
+
+A kernel gets one view per tensor slot (None for an absent optional input): on the CPU a flat, typed NumPy view of
+the bound range (element 0 = the binding's offset); on the GPU either such a host view (uploaded, dispatched and
+read back) or a `DeviceRange` of device memory (dispatched in place). Kernels address elements through the
+descriptor's element strides. With debug=True a backend returns a kernel with DML's debug-layer checks of the
+data (e.g. GATHER_ND1's indices), which raises before writing anything.
+
+`create_buffer` gives the backend's memory: host memory (`HostBuffer`) on the CPU, a `DeviceMemory` on the GPU;
+both have `read()`, and `dml.Binding` takes either, so code written for one backend runs on the other. `batch()`
+groups the dispatches recorded inside it into one submission (a no-op on the CPU).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import BindingError, UnsupportedError
 from ..ops.base import OperatorDesc
 from ..types import DataType, ExecutionFlags
 
 FlatArray = np.ndarray[Any, np.dtype[Any]]
-#: kernel(inputs, outputs): one flat typed view per tensor slot (None for an absent optional input).
-Kernel = Callable[[Sequence[FlatArray | None], Sequence[FlatArray]], None]
+
+
+class DeviceMemory:
+    """Base of a backend's device memory (not host-addressable): `size` in bytes, `read()` copies it back."""
+
+    size: int
+
+    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DeviceRange:
+    """A validated binding of device memory: bytes [offset, offset + size) of `memory`."""
+
+    memory: DeviceMemory
+    offset: int
+    size: int
+
+
+View = FlatArray | DeviceRange
+#: kernel(inputs, outputs): one view per tensor slot (None for an absent optional input).
+Kernel = Callable[[Sequence[Any], Sequence[Any]], None]
+
+
+class HostBuffer(np.ndarray[Any, np.dtype[np.uint8]]):
+    """Host memory from `Device.create_buffer` on the CPU backend: a uint8 array with the device buffer's `read`."""
+
+    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
+        """The bytes (`bytes`), or with a dtype, a new array of that dtype (and shape)."""
+        if dtype is None:
+            if shape is not None:
+                raise BindingError("HostBuffer.read: give a dtype with a shape")
+            return self.tobytes()
+        from .gpu.context import host_array  # the same conversion on both backends
+
+        return host_array(np.asarray(self), dtype, shape, "HostBuffer.read")
+
+
+def host_buffer(source: int | np.ndarray[Any, Any]) -> HostBuffer:
+    """Zeroed host memory of `source` bytes, or a copy of an array's bytes."""
+    if isinstance(source, np.ndarray):
+        data = np.ascontiguousarray(source).reshape(-1).view(np.uint8)
+        result = np.empty(data.size, np.uint8).view(HostBuffer)
+        result[...] = data
+        return result
+    return np.zeros(source, np.uint8).view(HostBuffer)
 
 
 class Backend(Protocol):
@@ -25,13 +80,28 @@ class Backend(Protocol):
 
     def supports_data_type(self, data_type: DataType) -> bool: ...
 
+    def check_operator(self, desc: OperatorDesc) -> None: ...
+
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel: ...
 
+    def create_buffer(self, source: int | np.ndarray[Any, Any]) -> Any: ...
 
-def get_backend(name: str) -> Backend:
-    from .cpu import CpuBackend  # imported here so that backends load only when asked for
+    def owns(self, memory: DeviceMemory) -> bool: ...
 
-    backends: dict[str, Callable[[], Backend]] = {"cpu": CpuBackend}
-    if name not in backends:
+    def batch(self) -> AbstractContextManager[None]: ...
+
+
+def get_backend(name: str, adapter: str | None = None) -> Backend:
+    backends = ("cpu", "gpu")
+    if not isinstance(name, str) or name not in backends:
         raise UnsupportedError(f"Device: backend {name!r} is not available; available: {', '.join(backends)}")
-    return backends[name]()
+    if name == "cpu":
+        if adapter is not None:
+            raise UnsupportedError(f"Device: adapter {adapter!r} was given for the cpu backend; adapters select a "
+                                   f"GPU (backend='gpu')")
+        from .cpu import CpuBackend  # imported here so that backends load only when asked for
+
+        return CpuBackend()
+    from .gpu import GpuBackend
+
+    return GpuBackend(adapter)

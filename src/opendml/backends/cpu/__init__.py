@@ -7,11 +7,15 @@ importing opendml does not import numba or compile anything.
 from __future__ import annotations
 
 import importlib
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import numpy as np
 
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import Kernel
+from .. import DeviceMemory, HostBuffer, Kernel, host_buffer
 
 #: descriptor class name -> kernel module in this package
 _KERNEL_MODULES = {
@@ -29,6 +33,18 @@ class CpuBackend:
     def supports_data_type(self, data_type: DataType) -> bool:
         # Every DML type with a NumPy dtype (DECISIONS 7); the packed 4-bit types are not used by these operators.
         return data_type not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
+
+    def check_operator(self, desc: OperatorDesc) -> None:
+        """The CPU backend holds any valid descriptor."""
+
+    def create_buffer(self, source: int | np.ndarray[Any, Any]) -> HostBuffer:
+        return host_buffer(source)
+
+    def owns(self, memory: DeviceMemory) -> bool:
+        return False
+
+    def batch(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
         module_name = _KERNEL_MODULES.get(type(desc).__name__)

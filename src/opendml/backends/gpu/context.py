@@ -1,0 +1,377 @@
+"""The WebGPU side of the GPU backend: the adapter and device, device memory, pipelines and the recording of
+dispatches.
+
+One `GpuContext` per adapter, shared by every `dml.Device(backend="gpu")` that picks it: a wgpu device is costly to
+create, and pipelines (keyed by their WGSL source) are built once per context. Every dispatch goes through a
+`Recorder`: a command encoder with the bind groups and parameter buffers it needs. `execute` records and submits at
+once; inside `GpuContext.batch()` (a compiled graph, a DxDispatch model) every execute records into one encoder,
+which is submitted when the batch ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import BindingError, UnsupportedError
+from .. import DeviceMemory
+
+#: What to install when no adapter is found, for messages.
+INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which brings wgpu) and a Vulkan, Metal or "
+                "D3D12 driver (on Linux without a GPU: Debian's mesa-vulkan-drivers, lavapipe)")
+
+#: Features requested when the adapter offers them.
+WANTED_FEATURES = ("shader-int64", "shader-f16", "timestamp-query")
+
+WORKGROUP_SIZE = 256
+#: Work-groups per dimension of a dispatch (WebGPU's guaranteed minimum of maxComputeWorkgroupsPerDimension).
+MAX_GROUPS_PER_DIMENSION = 65535
+
+
+def import_wgpu() -> Any:
+    try:
+        import wgpu
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise UnsupportedError(f"Device: the gpu backend needs the wgpu package ({error}); {INSTALL_HINT}") from None
+    return wgpu
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """One WebGPU adapter, as `dml.list_adapters()` reports it."""
+
+    name: str
+    vendor: str
+    backend: str        # Vulkan, Metal, D3D12, OpenGL
+    device_type: str    # DiscreteGPU, IntegratedGPU, CPU, ...
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.vendor or 'unknown vendor'}, {self.backend}, {self.device_type})"
+
+
+def _info(adapter: Any) -> AdapterInfo:
+    info = adapter.info
+    return AdapterInfo(name=str(info.get("device", "")), vendor=str(info.get("vendor", "")),
+                       backend=str(info.get("backend_type", "")), device_type=str(info.get("adapter_type", "")))
+
+
+_adapters: list[Any] | None = None
+_adapters_lock = threading.Lock()
+
+
+def _compute_adapters() -> list[Any]:
+    """Every adapter that can run compute shaders, the native ones first (the OpenGL fallback last)."""
+    global _adapters
+    with _adapters_lock:
+        if _adapters is None:
+            wgpu = import_wgpu()
+            found = list(wgpu.gpu.enumerate_adapters_sync())
+            _adapters = sorted(found, key=lambda adapter: _info(adapter).backend == "OpenGL")
+        return list(_adapters)
+
+
+def list_adapters() -> list[AdapterInfo]:
+    """The WebGPU adapters of this machine (name, vendor, backend, device type); empty when there are none."""
+    try:
+        adapters = _compute_adapters()
+    except UnsupportedError:
+        return []
+    return [_info(adapter) for adapter in adapters]
+
+
+_contexts: dict[str | None, GpuContext] = {}
+_contexts_lock = threading.Lock()
+
+
+def get_context(adapter: str | None) -> GpuContext:
+    """The shared context of the adapter that `adapter` selects: None picks the high-performance adapter, a string
+    the first adapter whose name contains it (case-insensitive)."""
+    with _contexts_lock:
+        context = _contexts.get(adapter)
+        if context is None:
+            context = GpuContext(_pick(adapter))
+            _contexts[adapter] = context
+        return context
+
+
+def _pick(selector: str | None) -> Any:
+    adapters = _compute_adapters()
+    if not adapters:
+        raise UnsupportedError(f"Device: backend 'gpu' found no GPU adapter on this machine; {INSTALL_HINT}")
+    if selector is None:
+        wgpu = import_wgpu()
+        chosen = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        if chosen is None or _info(chosen).backend == "OpenGL":
+            chosen = adapters[0]
+        return chosen
+    for adapter in adapters:
+        if selector.lower() in _info(adapter).name.lower():
+            return adapter
+    names = "; ".join(str(_info(adapter)) for adapter in adapters)
+    raise UnsupportedError(f"Device: no GPU adapter's name contains {selector!r}; the adapters are: {names}")
+
+
+class GpuBuffer(DeviceMemory):
+    """Device memory (a WebGPU storage buffer), as `Device.create_buffer` returns it on the gpu backend.
+
+    `dml.Binding(buffer, offset, size)` binds a range of it; `read()` copies it back to the host.
+    """
+
+    def __init__(self, context: GpuContext, size: int, handle: Any) -> None:
+        self.context = context
+        self.size = size
+        self.handle = handle
+
+    def __repr__(self) -> str:
+        return f"GpuBuffer({self.size} bytes on {self.context.adapter_info.name!r})"
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
+        """The buffer's bytes (`bytes`), or with a dtype, a new NumPy array of that dtype (and shape)."""
+        data = self.context.read(self.handle, 0, self.size)
+        if dtype is None:
+            if shape is not None:
+                raise BindingError("GpuBuffer.read: give a dtype with a shape")
+            return data
+        return host_array(data, dtype, shape, "GpuBuffer.read")
+
+    def write(self, data: Any, offset: int = 0) -> None:
+        """Copies host bytes (any buffer-protocol object) into the buffer at `offset` (a multiple of 4)."""
+        raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+        if offset < 0 or offset % 4 or offset + raw.size > self.size:
+            raise BindingError(f"GpuBuffer.write: {raw.size} bytes at offset {offset} do not fit a buffer of "
+                               f"{self.size} bytes (the offset must be a multiple of 4)")
+        self.context.write(self.handle, offset, raw)
+
+
+def host_array(data: bytes | np.ndarray[Any, Any], dtype: Any, shape: Sequence[int] | None, label: str
+               ) -> np.ndarray[Any, Any]:
+    """A new array of `dtype` (and `shape`) holding `data`'s bytes."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as error:
+        raise BindingError(f"{label}: dtype {dtype!r} is not a NumPy dtype ({error})") from None
+    raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
+    if shape is None:
+        count = raw.size // dtype.itemsize
+        return raw[: count * dtype.itemsize].view(dtype).copy()
+    shape = tuple(int(size) for size in shape)
+    count = int(np.prod(shape, dtype=np.int64))
+    if count * dtype.itemsize > raw.size:
+        raise BindingError(f"{label}: shape {list(shape)} of {dtype} needs {count * dtype.itemsize} bytes; the "
+                           f"buffer holds {raw.size}")
+    return raw[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A tensor's bound range on the device: WebGPU binds [bind_offset, bind_offset + bind_size) of `handle`, and
+    the tensor's element 0 is element `base` of that range (DML's 16-byte offsets are finer than the adapter's
+    binding alignment)."""
+
+    handle: Any
+    bind_offset: int
+    bind_size: int
+    base: int
+
+
+class GpuContext:
+    """A wgpu device on one adapter, with everything built for it."""
+
+    def __init__(self, adapter: Any) -> None:
+        wgpu = import_wgpu()
+        self.wgpu = wgpu
+        self.adapter = adapter
+        self.adapter_info = _info(adapter)
+        self.features = frozenset(feature for feature in WANTED_FEATURES if feature in adapter.features)
+        # The adapter's own limits, not WebGPU's defaults: large tensors need its full binding size.
+        self.limits = dict(adapter.limits)
+        self.device = adapter.request_device_sync(required_features=sorted(self.features),
+                                                  required_limits=self.limits)
+        self.queue = self.device.queue
+        self.offset_alignment = int(self.limits["min-storage-buffer-offset-alignment"])
+        self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"])
+        self.max_buffer_size = int(self.limits["max-buffer-size"])
+        self.max_storage_buffers = int(self.limits["max-storage-buffers-per-shader-stage"])
+        self.lock = threading.RLock()
+        self._pipelines: dict[tuple[str, int], Any] = {}
+        self._layouts: dict[int, tuple[Any, Any]] = {}
+        self._batch: threading.local = threading.local()
+        self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+
+    def __repr__(self) -> str:
+        return f"GpuContext({self.adapter_info})"
+
+    # -- memory -----------------------------------------------------------------------------------------------
+
+    def allocate(self, size: int) -> Any:
+        """A zero-filled storage buffer of at least `size` bytes (WebGPU sizes are multiples of 4)."""
+        padded = max(4, -(-size // 4) * 4)
+        if padded > self.max_buffer_size:
+            raise UnsupportedError(f"Device.create_buffer: {size} bytes exceed the adapter's max-buffer-size "
+                                   f"({self.max_buffer_size} bytes)")
+        return self.device.create_buffer(size=padded, usage=self.usage)
+
+    def create_buffer(self, source: int | np.ndarray[Any, Any]) -> GpuBuffer:
+        if isinstance(source, np.ndarray):
+            data = np.ascontiguousarray(source).reshape(-1).view(np.uint8)
+            handle = self.allocate(data.size)
+            if data.size:
+                self.write(handle, 0, data)
+            return GpuBuffer(self, data.size, handle)
+        return GpuBuffer(self, source, self.allocate(source))
+
+    def write(self, handle: Any, offset: int, data: np.ndarray[Any, Any]) -> None:
+        """Host bytes into a buffer; a length that is not a multiple of 4 keeps the buffer's bytes after it."""
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        whole = data.size - data.size % 4
+        with self.lock:
+            if whole:
+                self.queue.write_buffer(handle, offset, data[:whole])
+            if data.size % 4:
+                tail = np.frombuffer(self.read(handle, offset + whole, 4), np.uint8).copy()
+                tail[: data.size % 4] = data[whole:]
+                self.queue.write_buffer(handle, offset + whole, tail)
+
+    def read(self, handle: Any, offset: int, size: int) -> bytes:
+        """Bytes [offset, offset + size) of a buffer, after everything submitted so far."""
+        start = offset - offset % 4
+        end = -(-(offset + size) // 4) * 4
+        with self.lock:
+            self.flush()
+            data = bytes(self.queue.read_buffer(handle, start, end - start)) if end > start else b""
+        return data[offset - start: offset - start + size]
+
+    # -- pipelines ----------------------------------------------------------------------------------------------
+
+    def layout(self, storage_count: int) -> tuple[Any, Any]:
+        """(bind group layout, pipeline layout) of `storage_count` read-write storage buffers at bindings 0.. and a
+        read-only parameter buffer after them. Every tensor binding is read-write, so that ranges of one buffer
+        (a graph's arena) may be bound as inputs and outputs of the same dispatch."""
+        cached = self._layouts.get(storage_count)
+        if cached is None:
+            wgpu = self.wgpu
+            entries = [{"binding": index, "visibility": wgpu.ShaderStage.COMPUTE,
+                        "buffer": {"type": wgpu.BufferBindingType.storage}} for index in range(storage_count)]
+            entries.append({"binding": storage_count, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": wgpu.BufferBindingType.read_only_storage}})
+            group_layout = self.device.create_bind_group_layout(entries=entries)
+            cached = (group_layout, self.device.create_pipeline_layout(bind_group_layouts=[group_layout]))
+            self._layouts[storage_count] = cached
+        return cached
+
+    def pipeline(self, source: str, storage_count: int) -> Any:
+        """The compute pipeline of a WGSL source (entry point `main`), built once per context."""
+        key = (source, storage_count)
+        with self.lock:
+            pipeline = self._pipelines.get(key)
+            if pipeline is None:
+                module = self.device.create_shader_module(code=source)
+                pipeline = self.device.create_compute_pipeline(
+                    layout=self.layout(storage_count)[1], compute={"module": module, "entry_point": "main"})
+                self._pipelines[key] = pipeline
+        return pipeline
+
+    # -- recording ----------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every dispatch recorded inside goes into one command encoder, submitted when the outermost batch ends."""
+        with self.lock:
+            outer = getattr(self._batch, "recorder", None)
+            if outer is not None:
+                yield
+                return
+            recorder = Recorder(self)
+            self._batch.recorder = recorder
+            try:
+                yield
+            finally:
+                self._batch.recorder = None
+            recorder.submit()
+
+    def recorder(self) -> tuple[Recorder, bool]:
+        """(the batch's recorder, False) inside a batch, else (a new recorder, True: the caller submits it)."""
+        current: Recorder | None = getattr(self._batch, "recorder", None)
+        if current is not None:
+            return current, False
+        return Recorder(self), True
+
+    def flush(self) -> None:
+        """Submits what the current batch has recorded so far (before a host read inside a batch)."""
+        current: Recorder | None = getattr(self._batch, "recorder", None)
+        if current is not None:
+            current.submit()
+            self._batch.recorder = Recorder(self)
+
+
+def group_counts(count: int, per_group: int = WORKGROUP_SIZE) -> tuple[int, int]:
+    """(x, y) work-group counts covering `count` invocations of `per_group` each; shaders number them
+    x + y * num_workgroups.x."""
+    groups = max(1, -(-count // per_group))
+    if groups <= MAX_GROUPS_PER_DIMENSION:
+        return groups, 1
+    rows = -(-groups // MAX_GROUPS_PER_DIMENSION)
+    return -(-groups // rows), rows
+
+
+class Recorder:
+    """A command encoder and the small buffers its dispatches need; `submit` sends it to the queue."""
+
+    def __init__(self, context: GpuContext) -> None:
+        self.context = context
+        self.encoder = context.device.create_command_encoder()
+        self._pass: Any = None
+        self.keep: list[Any] = []     # buffers and bind groups that must live until submission
+
+    def dispatch(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
+                 groups: tuple[int, int] | tuple[int, int, int]) -> None:
+        """Records one dispatch of `source` over `bindings` (Bound ranges or whole scratch buffers, at bindings
+        0..) with `params` (u32; each Bound's base element is written at params[index] first)."""
+        context = self.context
+        pipeline = context.pipeline(source, len(bindings))
+        params = np.array(params, dtype=np.uint32)
+        entries = []
+        for index, binding in enumerate(bindings):
+            if isinstance(binding, Bound):
+                params[index] = binding.base
+                entries.append({"binding": index, "resource": {"buffer": binding.handle,
+                                                                "offset": binding.bind_offset,
+                                                                "size": binding.bind_size}})
+            else:
+                entries.append({"binding": index, "resource": {"buffer": binding, "offset": 0,
+                                                                "size": binding.size}})
+        params_buffer = context.device.create_buffer_with_data(data=params.tobytes() if params.size else b"\0" * 4,
+                                                               usage=context.wgpu.BufferUsage.STORAGE)
+        entries.append({"binding": len(bindings), "resource": {"buffer": params_buffer, "offset": 0,
+                                                               "size": params_buffer.size}})
+        group = context.device.create_bind_group(layout=context.layout(len(bindings))[0], entries=entries)
+        self.keep.extend((params_buffer, group))
+        if self._pass is None:
+            self._pass = self.encoder.begin_compute_pass()
+        self._pass.set_pipeline(pipeline)
+        self._pass.set_bind_group(0, group)
+        self._pass.dispatch_workgroups(*groups)
+
+    def copy(self, source: Any, source_offset: int, target: Any, target_offset: int, size: int) -> None:
+        """A buffer-to-buffer copy (offsets and size multiples of 4)."""
+        self.end_pass()
+        if size:
+            self.encoder.copy_buffer_to_buffer(source, source_offset, target, target_offset, size)
+
+    def end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
+    def submit(self) -> None:
+        self.end_pass()
+        self.context.queue.submit([self.encoder.finish()])
+        self.keep.clear()

@@ -1,0 +1,178 @@
+"""Parameters and the output side of every GPU kernel.
+
+Shaders are generic over shapes and strides: what a descriptor fixes (sizes, strides, counts, an operator's
+constants) travels in a u32 parameter buffer `P`, so one pipeline per operator, data types and options serves every
+shape. `P[0..bindings)` holds each binding's base element (written per dispatch by the Recorder); `Params` appends
+the rest and tells the shader where each part starts.
+
+A tensor's layout is a block of 17 words: the rank, then 8 sizes and 8 element strides (unused ones 1 and 0).
+`offset_of(block, o)` maps a logical row-major index to an element offset; `coord_of(block, o, d)` gives one
+coordinate.
+
+The output side: an operator supplies `fn value(o: u32) -> RAW` (the raw bits of logical output element o) and
+`Output` renders the entry point that writes it. An output of 32 or 64 bits gets one invocation per element. A
+8- or 16-bit output is written a whole 32-bit word per invocation: the invocation owns a word of the bound range,
+finds the logical elements whose bytes lie in it (inverting the strides; a layout whose strides interleave uses a
+table made at compile time) and writes the word once, keeping the bytes of any gap. So no two invocations write
+the same word, and no byte outside the tensor's elements changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
+from ...types import DataType
+from . import wgsl
+from .context import WORKGROUP_SIZE, group_counts
+
+BLOCK = 1 + 2 * MAX_DIMENSION_COUNT
+NONE = 0xFFFFFFFF
+
+#: WGSL helpers over P: shapes, offsets, the invocation index.
+COMMON = f"""
+const NONE: u32 = 0xffffffffu;
+fn rank_of(block: u32) -> u32 {{ return P[block]; }}
+fn size_of(block: u32, d: u32) -> u32 {{ return P[block + 1u + d]; }}
+fn stride_of(block: u32, d: u32) -> u32 {{ return P[block + {1 + MAX_DIMENSION_COUNT}u + d]; }}
+fn offset_of(block: u32, o: u32) -> u32 {{
+    var rest = o;
+    var offset = 0u;
+    for (var d = i32(P[block]) - 1; d >= 0; d--) {{
+        let size = P[block + 1u + u32(d)];
+        offset += (rest % size) * P[block + {1 + MAX_DIMENSION_COUNT}u + u32(d)];
+        rest /= size;
+    }}
+    return offset;
+}}
+fn coord_of(block: u32, o: u32, dim: u32) -> u32 {{
+    var rest = o;
+    for (var d = P[block] - 1u; d > dim; d--) {{ rest /= P[block + 1u + d]; }}
+    return rest % P[block + 1u + dim];
+}}
+fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {{ return gid.x + gid.y * groups.x * {WORKGROUP_SIZE}u; }}
+"""
+
+
+class Params:
+    """The u32 parameter buffer of one dispatch, built at compile time."""
+
+    def __init__(self, binding_count: int) -> None:
+        self.words: list[int] = [0] * binding_count
+
+    def add(self, *values: int) -> int:
+        """Appends u32 values; returns where they start."""
+        start = len(self.words)
+        for value in values:
+            if not 0 <= value <= NONE:
+                raise ValueError(f"parameter {value} does not fit a u32")
+            self.words.append(int(value))
+        return start
+
+    def add_f32(self, value: float) -> int:
+        return self.add(int(np.array([value], np.float32).view(np.uint32)[0]))
+
+    def add_tensor(self, sizes: Sequence[int], strides: Sequence[int]) -> int:
+        """A layout block (see the module docstring); returns where it starts."""
+        pad = MAX_DIMENSION_COUNT - len(sizes)
+        return self.add(len(sizes), *sizes, *([1] * pad), *strides, *([0] * pad))
+
+    def add_desc(self, desc: TensorDesc) -> int:
+        return self.add_tensor(desc.sizes, desc.element_strides)
+
+    def array(self) -> np.ndarray[Any, Any]:
+        return np.array(self.words, dtype=np.uint32)
+
+
+class Output:
+    """The write side of an elementwise pass: the entry point that stores `value(o)` into output tensor `name`,
+    bound at `slot`."""
+
+    def __init__(self, desc: TensorDesc, name: str, slot: int, params: Params) -> None:
+        self.desc = desc
+        self.name = name
+        self.slot = slot
+        self.data_type: DataType = desc.data_type
+        self.element_size = desc.data_type.element_size
+        self.count = desc.element_count
+        self.block = params.add_desc(desc)
+        self.packed = self.element_size < 4
+        if not self.packed:
+            self.invocations = self.count
+            return
+        per_word = 4 // self.element_size
+        last = sum((size - 1) * stride for size, stride in zip(desc.sizes, desc.element_strides, strict=True))
+        # Words the tensor's memory may touch, wherever its base element falls inside a word.
+        self.invocations = last // per_word + 2
+        dims = sorted((stride, size, weight) for size, stride, weight in
+                      zip(desc.sizes, desc.element_strides, _row_major_weights(desc.sizes), strict=True) if size > 1)
+        nested = all(dims[k + 1][0] >= dims[k][0] * dims[k][1] for k in range(len(dims) - 1))
+        self.nested = nested
+        if nested:
+            descending = dims[::-1]
+            self.plan = params.add(last, len(descending), *(value for dim in descending for value in dim))
+        else:
+            table = np.full(last + 1, NONE, np.int64)
+            offsets = np.zeros(1, np.int64)
+            for size, stride in zip(desc.sizes, desc.element_strides, strict=True):
+                offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
+            table[offsets] = np.arange(offsets.size, dtype=np.int64)
+            self.plan = params.add(last, 0)
+            params.words.extend(table.tolist())
+
+    def declarations(self) -> str:
+        """The output's buffer and, for 32/64-bit types, its store_raw function."""
+        text = wgsl.buffer(self.name, self.slot)
+        if not self.packed:
+            text += wgsl.stores(self.name, self.data_type, self.slot)
+        return text
+
+    def main(self) -> str:
+        """The entry point: every element's value written once, a word per invocation for narrow types."""
+        head = (f"@compute @workgroup_size({WORKGROUP_SIZE})\n"
+                f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
+                f"@builtin(num_workgroups) groups: vec3<u32>) {{\n    let t = invocation(gid, groups);\n")
+        if not self.packed:
+            return head + (f"    if (t >= {self.count}u) {{ return; }}\n"
+                           f"    store_raw_{self.name}(offset_of({self.block}u, t), value(t));\n}}\n")
+        per_word = 4 // self.element_size
+        bits = 8 * self.element_size
+        mask = (1 << bits) - 1
+        plan = self.plan
+        if self.nested:
+            invert = (f"        var rest = u32(rel);\n        var o = 0u;\n        var ok = true;\n"
+                      f"        for (var k = 0u; k < P[{plan + 1}u]; k++) {{\n"
+                      f"            let stride = P[{plan + 2}u + 3u * k];\n"
+                      f"            let c = rest / stride;\n"
+                      f"            if (c >= P[{plan + 3}u + 3u * k]) {{ ok = false; break; }}\n"
+                      f"            rest -= c * stride;\n            o += c * P[{plan + 4}u + 3u * k];\n        }}\n"
+                      f"        if (!ok || rest != 0u) {{ continue; }}\n")
+        else:
+            invert = f"        let o = P[{plan + 2}u + u32(rel)];\n        if (o == NONE) {{ continue; }}\n"
+        return head + (
+            f"    let base = P[{self.slot}u];\n"
+            f"    let word = base / {per_word}u + t;\n"
+            f"    let first = i32(word * {per_word}u) - i32(base);\n"
+            f"    if (first > i32(P[{plan}u])) {{ return; }}\n"
+            f"    var bits = {self.name}[word];\n    var changed = false;\n"
+            f"    for (var s = 0u; s < {per_word}u; s++) {{\n"
+            f"        let rel = first + i32(s);\n"
+            f"        if (rel < 0 || rel > i32(P[{plan}u])) {{ continue; }}\n"
+            f"{invert}"
+            f"        let shift = s * {bits}u;\n"
+            f"        bits = (bits & ~({mask:#x}u << shift)) | ((value(o) & {mask:#x}u) << shift);\n"
+            f"        changed = true;\n    }}\n"
+            f"    if (changed) {{ {self.name}[word] = bits; }}\n}}\n")
+
+    def groups(self) -> tuple[int, int]:
+        return group_counts(self.invocations)
+
+
+def _row_major_weights(sizes: Sequence[int]) -> list[int]:
+    weights = [1] * len(sizes)
+    for index in range(len(sizes) - 2, -1, -1):
+        weights[index] = weights[index + 1] * sizes[index + 1]
+    return weights

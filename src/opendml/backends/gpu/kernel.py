@@ -1,0 +1,124 @@
+"""The GPU kernel: binds views to device ranges, uploads host memory, records and submits, reads back.
+
+An operator module subclasses `GpuKernel` and implements `record(recorder, inputs, outputs)` over `Bound` ranges
+(and, for debug-layer checks of the data, `check(inputs)`, which may read back and raise before anything is
+written). Pipelines are built in the subclass's constructor, at compile time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import BindingError
+from ...ops.base import OperatorDesc
+from ...tensor import TensorDesc
+from .. import DeviceRange
+from .context import Bound, GpuBuffer, GpuContext, Recorder
+from .elementwise import COMMON, Output, Params
+from .wgsl import buffer, loads, params_binding, prelude
+
+_HERE = Path(__file__).parent
+
+
+def template(name: str, **values: object) -> str:
+    """The text of a `.wgsl` file beside this module, each `{KEY}` replaced by values[KEY]."""
+    text = (_HERE / name).read_text()
+    return re.sub(r"\{([A-Z][A-Z0-9_]*)\}", lambda match: str(values[match.group(1)]), text)
+
+
+class GpuKernel:
+    """A compiled operator on the GPU: `kernel(input_views, output_views)` as the Device calls it."""
+
+    def __init__(self, context: GpuContext, desc: OperatorDesc) -> None:
+        self.context = context
+        self.desc = desc
+        self.label = desc.label
+        self.input_descs: list[TensorDesc | None] = [tensor for _, tensor in desc.input_slots()]
+        self.output_descs: list[TensorDesc] = [tensor for _, tensor in desc.output_slots()]
+        self.input_names = [name for name, _ in desc.input_slots()]
+        self.output_names = [name for name, _ in desc.output_slots()]
+
+    # -- for subclasses -----------------------------------------------------------------------------------------
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        raise NotImplementedError
+
+    def check(self, inputs: Sequence[Bound | None]) -> None:
+        """Debug-layer checks of the input data, before anything is recorded (none by default)."""
+
+    def scratch(self, size: int) -> Any:
+        """A device buffer for intermediate values, allocated once at compile time."""
+        return self.context.allocate(size)
+
+    # -- dispatch -----------------------------------------------------------------------------------------------
+
+    def __call__(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        context = self.context
+        with context.lock:
+            host_outputs: list[tuple[np.ndarray[Any, Any], Any, int]] = []
+            bound_inputs: list[Bound | None] = []
+            for name, desc, view in zip(self.input_names, self.input_descs, inputs, strict=True):
+                bound_inputs.append(None if desc is None or view is None
+                                    else self._bind(name, desc, view, host_outputs, is_output=False))
+            bound_outputs = [self._bind(name, desc, view, host_outputs, is_output=True)
+                             for name, desc, view in zip(self.output_names, self.output_descs, outputs, strict=True)]
+            if host_outputs or any(not isinstance(view, DeviceRange) for view in inputs if view is not None):
+                context.flush()   # host data was written with queue writes: nothing recorded earlier may follow
+            self.check(bound_inputs)
+            recorder, own = context.recorder()
+            self.record(recorder, bound_inputs, bound_outputs)
+            if own:
+                recorder.submit()
+            for view, handle, size in host_outputs:
+                data = np.frombuffer(context.read(handle, 0, size), np.uint8)
+                view.reshape(-1).view(np.uint8)[:size] = data
+
+    def _bind(self, name: str, desc: TensorDesc, view: Any, host_outputs: list[tuple[np.ndarray[Any, Any], Any, int]],
+              *, is_output: bool) -> Bound:
+        context = self.context
+        total = desc.total_tensor_size_in_bytes
+        element_size = desc.data_type.element_size
+        if isinstance(view, DeviceRange):
+            memory = view.memory
+            assert isinstance(memory, GpuBuffer)
+            aligned = view.offset - view.offset % context.offset_alignment
+            size = view.offset - aligned + total
+            if size > context.max_binding_size:
+                raise BindingError(f"{self.label}: {name} needs a binding of {size} bytes from offset {aligned}; the "
+                                   f"adapter binds at most max-storage-buffer-binding-size "
+                                   f"({context.max_binding_size} bytes)")
+            return Bound(memory.handle, aligned, size, (view.offset - aligned) // element_size)
+        data = np.asarray(view).reshape(-1).view(np.uint8)[:total]
+        handle = context.allocate(total)
+        context.write(handle, 0, data)
+        if is_output:
+            host_outputs.append((np.asarray(view), handle, total))
+        return Bound(handle, 0, max(4, total), 0)
+
+
+class ElementwiseSource:
+    """Assembles the WGSL of an elementwise pass: input buffers with their loads, the output, the operator's
+    `value` function and the entry point."""
+
+    def __init__(self, inputs: Sequence[tuple[str, TensorDesc]], output: TensorDesc, params: Params,
+                 output_slot: int | None = None) -> None:
+        self.inputs = list(inputs)
+        self.output_slot = len(self.inputs) if output_slot is None else output_slot
+        self.output = Output(output, "out", self.output_slot, params)
+
+    def render(self, body: str, extra_types: Sequence[Any] = ()) -> str:
+        types = {desc.data_type for _, desc in self.inputs} | {self.output.data_type, *extra_types}
+        parts = [prelude({data_type for data_type in types if data_type.name != "FLOAT64"}),
+                 params_binding(len(self.inputs) + 1), COMMON]
+        for slot, (name, desc) in enumerate(self.inputs):
+            parts.append(buffer(name, slot))
+            parts.append(loads(name, desc.data_type, slot))
+        parts.append(self.output.declarations())
+        parts.append(body)
+        parts.append(self.output.main())
+        return "".join(parts)
