@@ -161,13 +161,15 @@ def host_array(data: bytes | np.ndarray[Any, Any], dtype: Any, shape: Sequence[i
     raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
     if shape is None:
         count = raw.size // dtype.itemsize
-        return raw[: count * dtype.itemsize].view(dtype).copy()
+        result: np.ndarray[Any, Any] = raw[: count * dtype.itemsize].view(dtype).copy()
+        return result
     shape = tuple(int(size) for size in shape)
     count = int(np.prod(shape, dtype=np.int64))
     if count * dtype.itemsize > raw.size:
         raise BindingError(f"{label}: shape {list(shape)} of {dtype} needs {count * dtype.itemsize} bytes; the "
                            f"buffer holds {raw.size}")
-    return raw[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
+    shaped: np.ndarray[Any, Any] = raw[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
+    return shaped
 
 
 @dataclass(frozen=True)
