@@ -11,6 +11,7 @@ which is submitted when the batch ends.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which 
 WANTED_FEATURES = ("shader-int64", "shader-f16", "timestamp-query")
 
 WORKGROUP_SIZE = 256
+#: Bind groups kept for reuse (a compiled operator dispatched again on the same bindings).
+BIND_GROUP_CACHE = 4096
 #: Work-groups per dimension of a dispatch (WebGPU's guaranteed minimum of maxComputeWorkgroupsPerDimension).
 MAX_GROUPS_PER_DIMENSION = 65535
 
@@ -205,6 +208,7 @@ class GpuContext:
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
+        self._groups: OrderedDict[tuple[Any, ...], tuple[Any, Any, list[Any]]] = OrderedDict()
         self._batch: threading.local = threading.local()
         self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
 
@@ -281,6 +285,37 @@ class GpuContext:
                 self._pipelines[key] = pipeline
         return pipeline
 
+    def bind_group(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any]) -> Any:
+        """The bind group of a dispatch, with its parameter buffer; the same ranges and parameters (a compiled
+        operator dispatched again on the same bindings) reuse the ones made the first time."""
+        params = np.array(params, dtype=np.uint32)
+        ranges: list[tuple[Any, int, int]] = []
+        for index, binding in enumerate(bindings):
+            if isinstance(binding, Bound):
+                params[index] = binding.base
+                ranges.append((binding.handle, binding.bind_offset, binding.bind_size))
+            else:
+                ranges.append((binding, 0, binding.size))
+        data = params.tobytes() if params.size else b"\0" * 4
+        key = (len(bindings), tuple((id(handle), offset, size) for handle, offset, size in ranges), data)
+        with self.lock:
+            cached = self._groups.get(key)
+            if cached is not None:
+                self._groups.move_to_end(key)
+                return cached[0]
+            wgpu = self.wgpu
+            params_buffer = self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.STORAGE)
+            entries = [{"binding": index, "resource": {"buffer": handle, "offset": offset, "size": size}}
+                       for index, (handle, offset, size) in enumerate(ranges)]
+            entries.append({"binding": len(bindings), "resource": {"buffer": params_buffer, "offset": 0,
+                                                                   "size": params_buffer.size}})
+            group = self.device.create_bind_group(layout=self.layout(len(bindings))[0], entries=entries)
+            # The handles are kept with the group, so that their ids in the key stay theirs.
+            self._groups[key] = (group, params_buffer, [handle for handle, _, _ in ranges])
+            if len(self._groups) > BIND_GROUP_CACHE:
+                self._groups.popitem(last=False)
+            return group
+
     # -- recording ----------------------------------------------------------------------------------------------
 
     @contextmanager
@@ -339,23 +374,7 @@ class Recorder:
         0..) with `params` (u32; each Bound's base element is written at params[index] first)."""
         context = self.context
         pipeline = context.pipeline(source, len(bindings))
-        params = np.array(params, dtype=np.uint32)
-        entries = []
-        for index, binding in enumerate(bindings):
-            if isinstance(binding, Bound):
-                params[index] = binding.base
-                entries.append({"binding": index, "resource": {"buffer": binding.handle,
-                                                                "offset": binding.bind_offset,
-                                                                "size": binding.bind_size}})
-            else:
-                entries.append({"binding": index, "resource": {"buffer": binding, "offset": 0,
-                                                                "size": binding.size}})
-        params_buffer = context.device.create_buffer_with_data(data=params.tobytes() if params.size else b"\0" * 4,
-                                                               usage=context.wgpu.BufferUsage.STORAGE)
-        entries.append({"binding": len(bindings), "resource": {"buffer": params_buffer, "offset": 0,
-                                                               "size": params_buffer.size}})
-        group = context.device.create_bind_group(layout=context.layout(len(bindings))[0], entries=entries)
-        self.keep.extend((params_buffer, group))
+        group = context.bind_group(source, bindings, params)
         if self._pass is None:
             self._pass = self.encoder.begin_compute_pass()
         self._pass.set_pipeline(pipeline)
