@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -306,6 +307,9 @@ def test_accepted_tensors_fit_their_size(sizes: list[int], data: st.DataObject) 
         dml.Device().create_operator(dml.SplitOperatorDesc(tensor, [dml.TensorDesc(data_type, sizes)], 0))
     except dml.ValidationError:
         return
+    except dml.UnsupportedError as error:   # valid, but beyond what the gpu backend binds at once
+        assert re.search(r"TotalTensorSizeInBytes is \d+; .*max-storage-buffer-binding-size \(\d+ bytes\)",
+                         str(error)), error
     last = sum((n - 1) * s for n, s in zip(sizes, strides, strict=True))
     assert last < 2**32
     assert (last + 1) * data_type.element_size <= tensor.total_tensor_size_in_bytes

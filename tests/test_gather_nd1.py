@@ -563,3 +563,121 @@ def test_large_gathers(case_id: str, input_sizes: tuple[int, ...], dtype: type, 
     np.testing.assert_array_equal(got, expected)
     assert output[:16].tolist() == [0xA5] * 16  # nothing before the binding's offset
     assert output[16 + output_desc.total_tensor_size_in_bytes:].tolist() == [0xA5] * 48  # nor past its end
+
+
+# -- narrow outputs, device memory, batches: every byte around the elements kept -------------------------------------
+
+#: (input sizes, indices sizes, I, J, B, output strides): rows into padded, transposed and interleaved (no nesting
+#: order) outputs, and batched 2-coordinate tuples into a padded transposed one.
+NARROW_LAYOUTS = {
+    "rows, padded": ((4, 6), (3, 1), 2, 2, 0, (8, 1)),
+    "rows, transposed": ((4, 6), (3, 1), 2, 2, 0, (1, 3)),
+    "rows, interleaved": ((4, 6), (2, 1), 2, 2, 0, (3, 2)),
+    "batched pairs, padded transposed": ((2, 3, 4, 5), (1, 2, 3, 2), 4, 3, 1, (40, 1, 2, 7)),
+}
+NARROW_NUMPY = {"UINT8": np.uint8, "INT8": np.int8, "UINT16": np.uint16, "INT16": np.int16, "FLOAT16": np.float16,
+                "FLOAT64": np.float64, "UINT64": np.uint64}
+
+
+@pytest.mark.parametrize("memory", ["device", "host"])
+@pytest.mark.parametrize(("data_type", "index_type"), [("UINT8", "INT32"), ("INT8", "UINT64"), ("UINT16", "INT64"),
+                                                       ("FLOAT16", "UINT32"), ("INT16", "INT32"),
+                                                       ("FLOAT64", "INT64"), ("UINT64", "UINT32")])
+def test_narrow_and_wide_outputs_keep_every_byte_around_their_elements(data_type: str, index_type: str,
+                                                                       memory: str) -> None:
+    """Outputs at padded, transposed and interleaved strides inside sentinel bytes, bound at 48 bytes (off the
+    adapter's binding alignment on a gpu), the input (transposed) at 16 and the indices at 32, with coordinates in
+    range, negative and out of range: every element right, every other byte as it was, the inputs unchanged."""
+    device = dml.Device()
+    dtype, index_dtype = np.dtype(NARROW_NUMPY[data_type]), np.dtype(index_type.lower())
+    signed = index_dtype.kind == "i"
+    for seed, (name, (input_sizes, index_sizes, input_count, indices_count, batch, strides)) in enumerate(
+            NARROW_LAYOUTS.items()):
+        rng = np.random.default_rng(seed)
+        x = rng.integers(0, 256, int(np.prod(input_sizes)) * dtype.itemsize, dtype=np.uint8).view(dtype)
+        x = x.reshape(input_sizes)
+        input_strides = tuple(int(np.prod(input_sizes[:d])) for d in range(len(input_sizes)))  # column-major
+        values = np.empty(index_sizes, index_dtype)
+        for index in itertools.product(*(range(n) for n in index_sizes)):
+            size = input_sizes[len(input_sizes) - input_count + batch + index[-1]]
+            choices = [0, size - 1, size, size + 5, int(np.iinfo(index_dtype).max)] + ([-1, -size, -size - 1]
+                                                                                      if signed else [])
+            values[index] = choices[int(rng.integers(len(choices)))]
+        output_sizes = gather_nd1_output_sizes(input_sizes, index_sizes, input_count, indices_count, batch)
+        compiled = compile_gather(T(data_type, list(input_sizes), list(input_strides)),
+                                  T(index_type, list(index_sizes)), T(data_type, list(output_sizes), list(strides)),
+                                  input_count, indices_count, batch)
+        input_bytes = build_buffer(x, input_strides, byte_offset=16, tail_bytes=4, seed=seed)
+        index_bytes = build_buffer(values, None, byte_offset=32, tail_bytes=4, seed=seed + 1)
+        total = 48 + tensor_size_in_bytes(dtype.itemsize, output_sizes, strides) + 11
+        filler = sentinel_bytes(total, seed=seed + 2)
+        made = [device.create_buffer(data) if memory == "device" else data.copy()
+                for data in (input_bytes, index_bytes, filler)]
+        compiled.execute([dml.Binding(made[0], 16), dml.Binding(made[1], 32)], [dml.Binding(made[2], 48)])
+        got_input, got_index, got = (np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer
+                                     for buffer in made)
+        assert np.array_equal(got_input, input_bytes) and np.array_equal(got_index, index_bytes), name
+        written = addressed_byte_mask(total, dtype.itemsize, output_sizes, strides, byte_offset=48)
+        changed = np.flatnonzero((got != filler) & ~written)
+        assert changed.size == 0, f"{name}: bytes outside the elements changed: {changed[:16].tolist()}"
+        expected, _ = reference_gather_nd1(x, values, input_count, indices_count, batch, signed=signed)
+        got_elements = read_buffer(got, dtype, output_sizes, strides, byte_offset=48)
+        assert np.array_equal(got_elements.view(f"u{dtype.itemsize}"), expected.view(f"u{dtype.itemsize}")), name
+
+
+def test_debug_refusal_inside_a_batch_sees_indices_written_earlier_in_it() -> None:
+    """In one batch, a SPLIT writes the indices [1, 7] into device memory, then a debug gather reads them: it
+    refuses 7 (only 3 rows) by position, writing nothing; once the SPLIT writes [2, -3], the gather runs."""
+    device = dml.Device(debug=True)
+    split = device.compile_operator(device.create_operator(
+        dml.SplitOperatorDesc(T("INT32", [2, 2]), [T("INT32", [2, 1]), T("INT32", [2, 1])], 1)))
+    gather = device.compile_operator(device.create_operator(
+        dml.GatherNd1OperatorDesc(T("UINT8", [3, 3]), T("INT32", [2, 1]), T("UINT8", [2, 3], [1, 5]), 2, 2, 0)))
+    pairs = device.create_buffer(np.array([[1, 0], [7, 0]], np.int32))
+    indices, spare = device.create_buffer(16), device.create_buffer(16)   # zeros: in range until the SPLIT runs
+    rows = device.create_buffer(np.arange(10, 22, dtype=np.uint8))    # 3 x 3 used, padded to 12 bytes
+    output = device.create_buffer(sentinel_bytes(32, seed=4))
+    message = (PREFIX + r"IndicesTensor\[1, 0\] is 7, out of range: coordinate 0 of its tuple indexes InputTensor "
+                        r"dimension 0 \(size 3\), so it must be in \[-3, 2\]")
+    with pytest.raises(dml.BindingError, match=message), device.batch():
+        split.execute([dml.Binding(pairs)], [dml.Binding(indices), dml.Binding(spare)])
+        gather.execute([dml.Binding(rows), dml.Binding(indices)], [dml.Binding(output, 16)])
+    assert output.read() == sentinel_bytes(32, seed=4).tobytes()
+    pairs = device.create_buffer(np.array([[2, 0], [-3, 0]], np.int32))
+    with device.batch():
+        split.execute([dml.Binding(pairs)], [dml.Binding(indices), dml.Binding(spare)])
+        gather.execute([dml.Binding(rows), dml.Binding(indices)], [dml.Binding(output, 16)])
+    got = np.frombuffer(output.read(), np.uint8)
+    filler = sentinel_bytes(32, seed=4)
+    # output[i, j] at byte 16 + i + 5 j: row 2 = [16, 17, 18] and row 0 = [10, 11, 12]
+    assert got[16:31].reshape(3, 5)[:, :2].T.tolist() == [[16, 17, 18], [10, 11, 12]]
+    untouched = np.ones(32, bool)
+    untouched[[16, 17, 21, 22, 26, 27]] = False
+    assert np.array_equal(got[untouched], filler[untouched])
+
+
+@pytest.mark.parametrize("both", [False, True], ids=["second coordinate", "both coordinates"])
+def test_debug_device_names_the_first_of_many_out_of_range_coordinates(both: bool) -> None:
+    """300000 pairs, every one from position 200001 on out of range somewhere: the message names position 200001
+    (its second coordinate, or its first when both are out), whatever order the device checks them in."""
+    count = 300000
+    values = np.zeros((count, 2), np.int64)
+    values[:, 0] = np.arange(count) % 7 - 7            # -7..-1: in range for size 7
+    values[:, 1] = np.arange(count) % 3                # in range for size 3
+    values[200001:, 0] = 7                             # out of range (size 7) from 200001 on ...
+    values[200001, 0] = -8 if both else 6              # ... at 200001 itself only when `both`
+    values[200001, 1] = 3                              # out of range (size 3)
+    values[200002::5, 1] = -4
+    descs = (T("INT16", [7, 3, 2]), T("INT64", [1, count, 2]), T("INT16", [1, count, 2]), 3, 2, 0)
+    compiled = compile_gather(*descs, debug=True)  # type: ignore[arg-type]
+    device = dml.Device()
+    data = device.create_buffer(np.arange(42, dtype=np.int16))
+    indices = device.create_buffer(values)
+    output = device.create_buffer(sentinel_bytes(4 * count, seed=6))
+    bad, coordinate, size, allowed = ("-8", 0, 7, r"\[-7, 6\]") if both else ("3", 1, 3, r"\[-3, 2\]")
+    with pytest.raises(dml.BindingError, match=PREFIX + rf"IndicesTensor\[0, 200001, {coordinate}\] is {bad}, out of "
+                                                        rf"range: coordinate {coordinate} of its tuple indexes "
+                                                        rf"InputTensor dimension {coordinate} \(size {size}\), so it "
+                                                        rf"must be in {allowed}"):
+        compiled.execute([dml.Binding(data), dml.Binding(indices)], [dml.Binding(output)])
+    assert output.read() == sentinel_bytes(4 * count, seed=6).tobytes()

@@ -482,3 +482,80 @@ def test_one_hot_raw_buffers(case: OneHotCase, streaming: bool, data: st.DataObj
     assert changed.size == 0, f"bytes outside the output's elements changed: {changed[:16].tolist()}"
     got = read_buffer(output, dtype, case.output_sizes, case.output_strides, byte_offset=output_offset)
     assert _same_bits(got, reference_one_hot(case.indices, case.values, case.output_sizes[case.axis], case.axis))
+
+
+# -- narrow outputs, device memory, binding offsets: every byte around the elements kept ------------------------------
+
+#: (output sizes, axis, output strides): padded, transposed, padded and transposed, interleaved (no nesting order),
+#: rank 1 with gaps.
+NARROW_LAYOUTS = {
+    "padded": ([4, 5], 1, [7, 1]),
+    "transposed": ([3, 6], 0, [1, 3]),
+    "padded-transposed": ([2, 3, 5], 1, [1, 12, 2]),
+    "interleaved": ([2, 6], 1, [3, 2]),
+    "rank-1-gaps": ([7], 0, [3]),
+}
+NARROW_NUMPY = {"UINT8": np.uint8, "INT8": np.int8, "UINT16": np.uint16, "INT16": np.int16, "FLOAT16": np.float16,
+                "FLOAT64": np.float64, "INT64": np.int64}
+
+
+@pytest.mark.parametrize("memory", ["device", "host"])
+@pytest.mark.parametrize(("value_type", "index_type"), [("UINT8", "INT32"), ("INT8", "UINT64"), ("UINT16", "INT64"),
+                                                        ("FLOAT16", "UINT32"), ("INT16", "INT32"),
+                                                        ("FLOAT64", "INT64")])
+def test_narrow_and_wide_outputs_keep_every_byte_around_their_elements(value_type: str, index_type: str,
+                                                                       memory: str) -> None:
+    """Outputs at padded, transposed and interleaved strides inside sentinel bytes, bound at 48 bytes (off the
+    adapter's binding alignment on a gpu), the indices (transposed) and the values (a column, strided) at 16 and
+    32: every element right, every other byte as it was, the inputs unchanged."""
+    device = dml.Device()
+    dtype, index_dtype = np.dtype(NARROW_NUMPY[value_type]), np.dtype(index_type.lower())
+    pair = np.array([0x5A, 0xA5], np.uint8).astype(dtype) if dtype.kind != "f" else np.array([-0.0, 1.5], dtype)
+    for seed, (name, (sizes, axis, strides)) in enumerate(NARROW_LAYOUTS.items()):
+        # A column of 2 (a row of 2 at rank 1); OnValue lies 3 elements after OffValue.
+        rank = len(sizes)
+        values_sizes = [1] * (rank - 2) + [2, 1] if rank > 1 else [2]
+        values_strides = tuple([0] * (rank - 2) + [3, 1] if rank > 1 else [3])
+        values = pair.reshape(values_sizes)
+        depth = sizes[axis]
+        index_sizes = tuple(1 if dim == axis else size for dim, size in enumerate(sizes))
+        count = int(np.prod(index_sizes))
+        # Every kind of index: in range, negative (signed types), == depth, huge.
+        candidates = [0, depth - 1, depth, -1, -depth, -depth - 1, int(np.iinfo(index_dtype).max), 1]
+        usable = [value for value in candidates if np.iinfo(index_dtype).min <= value]
+        indices = np.array([usable[(seed + k) % len(usable)] for k in range(count)], index_dtype).reshape(index_sizes)
+        index_strides = tuple(int(np.prod(index_sizes[:d])) for d in range(len(index_sizes)))  # column-major
+        desc = dml.OneHotOperatorDesc(T(index_type, list(index_sizes), list(index_strides)),
+                                      T(value_type, values_sizes, list(values_strides)),
+                                      T(value_type, sizes, strides), axis)
+        compiled = device.compile_operator(device.create_operator(desc))
+        index_bytes = build_buffer(indices, index_strides, byte_offset=16, tail_bytes=4, seed=seed)
+        values_bytes = build_buffer(values, values_strides, byte_offset=32, tail_bytes=4, seed=seed + 1)
+        total = 48 + tensor_size_in_bytes(dtype.itemsize, sizes, tuple(strides)) + 11
+        filler = sentinel_bytes(total, seed=seed + 2)
+        made = [device.create_buffer(data) if memory == "device" else data.copy()
+                for data in (index_bytes, values_bytes, filler)]
+        compiled.execute([dml.Binding(made[0], 16), dml.Binding(made[1], 32)], [dml.Binding(made[2], 48)])
+        got_index, got_values, got = (np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer
+                                      for buffer in made)
+        assert np.array_equal(got_index, index_bytes) and np.array_equal(got_values, values_bytes), name
+        written = addressed_byte_mask(total, dtype.itemsize, sizes, tuple(strides), byte_offset=48)
+        changed = np.flatnonzero((got != filler) & ~written)
+        assert changed.size == 0, f"{name}: bytes outside the elements changed: {changed[:16].tolist()}"
+        expected = reference_one_hot(indices, values, depth, axis)
+        assert _same_bits(read_buffer(got, dtype, sizes, tuple(strides), byte_offset=48), expected), name
+
+
+def test_one_hot_by_hand_through_device_memory_at_offsets() -> None:
+    """Hand values: INT64 indices [[-1], [2], [-4], [3]] (depth 3, values [off 7, on -1] as INT16), the indices at
+    byte 16 and the values at byte 32 of device buffers, the output transposed at byte 16 of a third."""
+    device = dml.Device()
+    desc = dml.OneHotOperatorDesc(T("INT64", [4, 1]), T("INT16", [1, 2]), T("INT16", [4, 3], [1, 4]), 1)
+    compiled = device.compile_operator(device.create_operator(desc))
+    indices = device.create_buffer(np.array([0, 0, -1, 2, -4, 3], np.int64))
+    values = device.create_buffer(np.array([9] * 16 + [7, -1], np.int16))
+    output = device.create_buffer(np.full(8 + 12, 0x55AA, np.uint16))
+    compiled.execute([dml.Binding(indices, 16), dml.Binding(values, 32)], [dml.Binding(output, 16)])
+    got = output.read(np.int16)
+    assert got[:8].view(np.uint16).tolist() == [0x55AA] * 8
+    assert got[8:].reshape(3, 4).T.tolist() == [[7, 7, -1], [7, 7, -1], [7, 7, 7], [7, 7, 7]]

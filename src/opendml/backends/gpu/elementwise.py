@@ -99,6 +99,7 @@ class Output:
         self.element_size = desc.data_type.element_size
         self.count = desc.element_count
         self.block = params.add_desc(desc)
+        self.count_at = params.add(self.count)
         self.packed = self.element_size < 4
         if not self.packed:
             self.invocations = self.count
@@ -136,7 +137,7 @@ class Output:
                 f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
                 f"@builtin(num_workgroups) groups: vec3<u32>) {{\n    let t = invocation(gid, groups);\n")
         if not self.packed:
-            return head + (f"    if (t >= {self.count}u) {{ return; }}\n"
+            return head + (f"    if (t >= P[{self.count_at}u]) {{ return; }}\n"
                            f"    store_raw_{self.name}(offset_of({self.block}u, t), value(t));\n}}\n")
         per_word = 4 // self.element_size
         bits = 8 * self.element_size

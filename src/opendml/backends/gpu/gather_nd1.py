@@ -1,0 +1,171 @@
+"""GATHER_ND1 on the GPU: one elementwise pass over the output (gather_nd1.wgsl), and on a debug device a check
+pass over the indices first (gather_nd1_check.wgsl).
+
+The descriptor's dimensions are split at compile time into three groups (as the CPU kernel does):
+
+* outer: the batch and index-position dimensions (the indices' meaningful sizes but the tuple size), walked by
+  the indices and, for batch dimensions only, the input;
+* tuple: the K input dimensions the coordinates select (size, for wrapping and clamping, and input stride);
+* rest: the input's trailing dimensions, copied whole for every tuple;
+
+size-1 dimensions are dropped and neighbours contiguous in every tensor of their group merged, so that the
+shader divides as little as it can. The output is row-major over (outer, rest), so its element o reads rest
+element o % R of the tuple at outer position o / R. Coordinates are read as numbers (index_tensors.wgsl); out of
+range ones are clamped. Values move as raw bits: every type is bit-exact.
+
+Debug devices (DML's debug layer) refuse the first coordinate out of range, in row-major order, with its logical
+position and value, before anything is recorded: `check` runs the check pass, reads back its one-word status
+and raises the BindingError the CPU backend raises, with the same message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+from ...errors import BindingError
+from ...ops.base import OperatorDesc
+from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
+from ...types import ExecutionFlags
+from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
+from .elementwise import COMMON, NONE, Params
+from .index_tensors import index_functions, merge_dimensions
+from .kernel import ElementwiseSource, GpuKernel, template
+from .wgsl import buffer, loads, params_binding, prelude, raw_type
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The three dimension groups (see the module docstring)."""
+
+    outer_sizes: list[int]
+    outer_indices_strides: list[int]
+    outer_input_strides: list[int]
+    coordinate_sizes: list[int]
+    coordinate_strides: list[int]
+    tuple_stride: int
+    rest_sizes: list[int]
+    rest_input_strides: list[int]
+
+    @property
+    def coordinate_count(self) -> int:
+        """Coordinates in the indices: outer positions x tuple size."""
+        return prod(self.outer_sizes) * len(self.coordinate_sizes)
+
+
+def _plan(desc: GatherNd1OperatorDesc) -> _Plan:
+    source, indices = desc.input_tensor, desc.indices_tensor
+    rank = source.dimension_count
+    batch, tuple_size = desc.batch_dimension_count, desc.index_tuple_size
+    in_sizes = source.sizes[rank - desc.input_dimension_count:]
+    in_strides = source.element_strides[rank - desc.input_dimension_count:]
+    ix_sizes = indices.sizes[rank - desc.indices_dimension_count:]
+    ix_strides = indices.element_strides[rank - desc.indices_dimension_count:]
+    outer_count = len(ix_sizes) - 1
+    outer_in = [in_strides[d] if d < batch else 0 for d in range(outer_count)]
+    outer_sizes, (outer_ix, outer_in) = merge_dimensions(ix_sizes[:-1], ix_strides[:-1], outer_in)
+    rest_sizes, (rest_in,) = merge_dimensions(in_sizes[batch + tuple_size:], in_strides[batch + tuple_size:])
+    return _Plan(outer_sizes, outer_ix, outer_in, list(in_sizes[batch: batch + tuple_size]),
+                 list(in_strides[batch: batch + tuple_size]), ix_strides[-1], rest_sizes, rest_in)
+
+
+def _add_outer_and_tuple(params: Params, plan: _Plan) -> tuple[int, int]:
+    """The outer dimensions' layout block over the indices, and the tuple block (K, tuple stride, K x (size,
+    input stride)); returns where each starts."""
+    outer_ix = params.add_tensor(plan.outer_sizes, plan.outer_indices_strides)
+    pairs = [value for pair in zip(plan.coordinate_sizes, plan.coordinate_strides, strict=True) for value in pair]
+    tuple_block = params.add(len(plan.coordinate_sizes), plan.tuple_stride, *pairs)
+    return outer_ix, tuple_block
+
+
+class GatherKernel(GpuKernel):
+    def __init__(self, context: GpuContext, desc: GatherNd1OperatorDesc, debug: bool) -> None:
+        super().__init__(context, desc)
+        self.gather_desc = desc
+        source, indices, output = desc.input_tensor, desc.indices_tensor, desc.output_tensor
+        plan = _plan(desc)
+        self.plan = plan
+
+        params = Params(3)
+        outer_ix, tuple_block = _add_outer_and_tuple(params, plan)
+        outer_in = params.add_tensor(plan.outer_sizes, plan.outer_input_strides)
+        rest = params.add_tensor(plan.rest_sizes, plan.rest_input_strides)
+        rest_count = params.add(prod(plan.rest_sizes))
+        elementwise = ElementwiseSource([("x", source), ("ix", indices)], output, params)
+        text = index_functions(indices.data_type) + template(
+            "gather_nd1.wgsl", OUTER_IX=outer_ix, OUTER_IN=outer_in, REST=rest, REST_COUNT=rest_count,
+            TUPLE=tuple_block, RAW=raw_type(output.data_type))
+        self.wgsl = elementwise.render(text)
+        self.params = params.array()
+        self.groups = elementwise.output.groups()
+        context.pipeline(self.wgsl, 3)
+
+        self.debug = debug
+        if debug:
+            check_params = Params(2)
+            outer_ix, tuple_block = _add_outer_and_tuple(check_params, plan)
+            count = check_params.add(plan.coordinate_count)
+            self.check_wgsl = "".join([
+                prelude({indices.data_type}), params_binding(2), COMMON, buffer("ix", 0),
+                loads("ix", indices.data_type, 0), index_functions(indices.data_type),
+                template("gather_nd1_check.wgsl", WORKGROUP_SIZE=WORKGROUP_SIZE, COUNT=count, OUTER_IX=outer_ix,
+                         TUPLE=tuple_block)])
+            self.check_params = check_params.array()
+            self.check_groups = group_counts(plan.coordinate_count)
+            self.status = self.scratch(4)
+            context.pipeline(self.check_wgsl, 2)
+
+    def check(self, inputs: Sequence[Bound | None]) -> None:
+        """On a debug device: the first coordinate out of range, found on the device, refused before anything is
+        recorded (DECISIONS 21)."""
+        if not self.debug:
+            return
+        indices = inputs[1]
+        assert indices is not None
+        context = self.context
+        context.flush()  # indices written by dispatches recorded earlier in a batch must be there
+        context.write(self.status, 0, np.array([NONE], np.uint32))
+        recorder = Recorder(context)
+        recorder.dispatch(self.check_wgsl, [indices, self.status], self.check_params, self.check_groups)
+        recorder.submit()
+        first = int(np.frombuffer(context.read(self.status, 0, 4), np.uint32)[0])
+        if first != NONE:
+            tuple_size = len(self.plan.coordinate_sizes)
+            raise self._out_of_range(indices, first // tuple_size, first % tuple_size)
+
+    def _out_of_range(self, indices: Bound, position: int, coordinate: int) -> BindingError:
+        """The CPU backend's message for coordinate `coordinate` of the tuple at row-major outer `position`."""
+        desc = self.gather_desc
+        tensor = desc.indices_tensor
+        rank = tensor.dimension_count
+        meaningful = tensor.sizes[rank - desc.indices_dimension_count:]
+        outer: list[int] = []
+        for size in reversed(meaningful[:-1]):
+            outer.append(position % size)
+            position //= size
+        logical = [0] * (rank - desc.indices_dimension_count) + outer[::-1] + [coordinate]
+        offset = sum(index * stride for index, stride in zip(logical, tensor.element_strides, strict=True))
+        dtype = tensor.data_type.numpy_dtype
+        raw = self.context.read(indices.handle, indices.bind_offset + (indices.base + offset) * dtype.itemsize,
+                                dtype.itemsize)
+        value = int(np.frombuffer(raw, dtype)[0])
+        input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
+        size = desc.input_tensor.sizes[input_dim]
+        allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
+        return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
+                            f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
+                            f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "
+                            f"written")
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        source, indices = inputs
+        assert source is not None and indices is not None
+        recorder.dispatch(self.wgsl, [source, indices, outputs[0]], self.params, self.groups)
+
+
+def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> GatherKernel:
+    assert isinstance(desc, GatherNd1OperatorDesc)
+    return GatherKernel(context, desc, debug)
