@@ -271,3 +271,172 @@ def test_fused_activation_forms_and_absent_optional_tensors(tmp_path: Path, acti
     result = opendml("dispatch", _write(tmp_path, model))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Resource 'y': -1.68328, 0.105573, 1.89443, 3.68328\n"
+
+
+# -- backends and adapters: --backend, -a/--adapter, -s/--show_adapters (DxDispatch's letters) ------------------------
+
+NO_ADAPTER_REASON = ("no WebGPU adapter on this machine (dml.list_adapters() is empty); install wgpu and a Vulkan "
+                     "driver (Debian's mesa-vulkan-drivers) to run the gpu backend's CLI tests")
+
+
+@pytest.fixture
+def gpu() -> None:
+    """Skips a test that needs the gpu backend, only where no adapter exists at all."""
+    import opendml as dml
+
+    if not dml.list_adapters():
+        pytest.skip(NO_ADAPTER_REASON)
+
+
+def stderr_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr without the Vulkan/EGL loader's notices about XDG_RUNTIME_DIR (printed by the driver, not opendml)."""
+    return [line for line in result.stderr.splitlines() if "XDG_RUNTIME_DIR" not in line]
+
+
+def opendml_without_gpu(how: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process where the gpu backend cannot run: wgpu missing ("no-wgpu") or no adapter ("no-adapter")."""
+    hide = ("sys.modules['wgpu'] = None" if how == "no-wgpu" else
+            "import wgpu; wgpu.gpu.enumerate_adapters_sync = lambda: []")
+    code = f"import sys; {hide}; from opendml.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+# One model per operator; each prints exactly what the cpu backend prints (and the doc pages' numbers).
+GPU_EXAMPLES = ["dml_split.json", "split_axis3.json", "dml_reduce.json", "one_hot_negative_and_out_of_range.json",
+                "gather_nd1_batched.json"]
+
+
+@pytest.mark.parametrize("name", GPU_EXAMPLES)
+def test_examples_on_the_gpu_print_the_cpu_output(gpu: None, name: str) -> None:
+    on_gpu = opendml("dispatch", "--backend", "gpu", EXAMPLES / name)
+    assert on_gpu.returncode == 0, on_gpu.stderr
+    assert on_gpu.stdout == "".join(f"{line}\n" for line in EXPECTED[name])   # what test_examples gets on the cpu
+    assert stderr_lines(on_gpu) == []
+
+
+def test_adapter_selects_the_gpu_backend(gpu: None) -> None:
+    import opendml as dml
+
+    first = dml.list_adapters()[0].name
+    part = first[: max(3, len(first) // 2)].upper()                      # a part of the name, in another case
+    result = opendml("dispatch", "-a", part, EXAMPLES / "dml_split.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == EXPECTED["dml_split.json"]
+    result = opendml("validate", "--adapter", part, EXAMPLES / "dml_split.json")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r".*dml_split\.json: 4 resources, 1 dispatchables, 4 commands: valid at feature level 6_4 "
+                        r"on the gpu backend, adapter '.+' \(\w+\)\n", result.stdout)
+    assert part.lower() in result.stdout.lower()
+
+
+def test_adapter_that_matches_nothing_and_adapter_with_the_cpu_backend(gpu: None) -> None:
+    result = opendml("dispatch", "-a", "no such adapter 1234", EXAMPLES / "dml_split.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert re.fullmatch(r"error: Device: no GPU adapter's name contains 'no such adapter 1234'; the adapters are: "
+                        r".+", stderr_lines(result)[0])
+    assert "Traceback" not in result.stderr
+    result = opendml("dispatch", "--backend", "cpu", "-a", "x", EXAMPLES / "dml_split.json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("error: Device: adapter 'x' was given for the cpu backend; adapters select a GPU "
+                             "(backend='gpu')\n")
+
+
+def test_show_adapters(gpu: None) -> None:
+    import opendml as dml
+
+    expected = []
+    for index, adapter in enumerate(dml.list_adapters()):
+        expected += [""] if index else []
+        expected += [adapter.name, f"-Vendor: {adapter.vendor or 'unknown'}", f"-Backend: {adapter.backend}",
+                     f"-Device type: {adapter.device_type}"]
+    for args in (["-s"], ["dispatch", "--show_adapters"], ["validate", "--show-adapters", EXAMPLES / "dml_split.json"],
+                 ["ops", "-s"]):
+        result = opendml(*args)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == expected          # lists and exits: no model is run
+        assert stderr_lines(result) == []
+
+
+@pytest.mark.parametrize("how", ["no-wgpu", "no-adapter"])
+def test_no_gpu_adapter(how: str) -> None:
+    result = opendml_without_gpu(how, "--show-adapters")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("No GPU adapter found: the gpu backend cannot run on this machine; install "
+                                    "opendml's gpu extra")
+    assert "mesa-vulkan-drivers" in result.stdout
+    for args in (["dispatch", "--backend", "gpu"], ["validate", "-a", "NVIDIA"]):
+        result = opendml_without_gpu(how, *args, EXAMPLES / "dml_split.json")
+        assert (result.returncode, result.stdout) == (2, "")
+        lines = stderr_lines(result)
+        assert len(lines) == 1 and lines[0].startswith("error: Device: ")
+        assert "the gpu backend needs the wgpu package" in lines[0] if how == "no-wgpu" else \
+            "backend 'gpu' found no GPU adapter on this machine" in lines[0]
+        assert "pip install 'opendml[gpu]'" in lines[0] and "mesa-vulkan-drivers" in lines[0]
+        assert "Traceback" not in result.stderr
+    if how == "no-wgpu":     # the cpu backend needs neither wgpu nor a GPU
+        result = opendml_without_gpu(how, "dispatch", EXAMPLES / "dml_split.json")
+        assert result.returncode == 0 and result.stdout.splitlines() == EXPECTED["dml_split.json"]
+
+
+def test_bad_backend() -> None:
+    result = opendml("dispatch", "--backend", "tpu", EXAMPLES / "dml_split.json")
+    assert result.returncode == 2
+    assert result.stderr == ("error: argument --backend: invalid choice: 'tpu' (choose from 'cpu', 'gpu') (see "
+                             "opendml dispatch --help)\n")
+
+
+def test_device_options_in_help() -> None:
+    for command in ("dispatch", "validate", "ops"):
+        text = " ".join(opendml(command, "--help").stdout.split())
+        assert "--backend {cpu,gpu}" in text and "-a NAME, --adapter NAME" in text
+        assert "-s, --show_adapters, --show-adapters" in text
+        assert "selects the gpu backend" in text
+    text = " ".join(opendml("--help").stdout.split())
+    assert "-s, --show_adapters, --show-adapters" in text
+
+
+def test_timing_and_files_on_the_gpu(gpu: None, tmp_path: Path) -> None:
+    model = json.loads((EXAMPLES / "dml_split.json").read_text())
+    model["commands"] += [{"type": "writeFile", "resource": "Out2", "targetPath": "out2.npy", "dimensions": [2, 1]},
+                          {"type": "writeFile", "resource": "Out3", "targetPath": "out3.bin"}]
+    path = _write(tmp_path, model)
+    for backend in ("cpu", "gpu"):
+        # DxDispatch's underscore spellings are accepted too.
+        timing = ["--dispatch_iterations", "3", "--warmup_samples", "1"] if backend == "gpu" else []
+        result = opendml("dispatch", "--backend", backend, *timing, path, "--output-path", tmp_path / backend)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        if timing:
+            assert re.fullmatch(r"Dispatch 'split': 3 iterations, min \d+\.\d{4} ms, median \d+\.\d{4} ms, max "
+                                r"\d+\.\d{4} ms", lines.pop(0))
+        assert lines == EXPECTED["dml_split.json"]
+        written = np.load(tmp_path / backend / "out2.npy", allow_pickle=False)
+        assert written.dtype == np.float32 and written.tolist() == [[3], [4]]
+        assert np.fromfile(tmp_path / backend / "out3.bin", np.float32).tolist() == [5, 6]
+    assert (tmp_path / "cpu" / "out3.bin").read_bytes() == (tmp_path / "gpu" / "out3.bin").read_bytes()
+
+
+def test_ops_on_the_gpu_backend(gpu: None) -> None:
+    import opendml as dml
+
+    on_cpu = opendml("ops", "ONE_HOT")
+    result = opendml("ops", "ONE_HOT", "--backend", "gpu")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^support at feature level 6_4 on the gpu backend, adapter '.+' \(\w+\):$", result.stdout,
+                     re.MULTILINE)
+    assert result.stdout.split("support at")[0] == on_cpu.stdout.split("support at")[0]      # the same fields
+    every_type = "  IndicesTensor: DimensionCount 1 to 8; INT64, INT32, UINT64, UINT32"
+    assert every_type in on_cpu.stdout.splitlines()
+    if dml.Device(backend="gpu").check_feature_support(data_type="INT64"):
+        assert every_type in result.stdout.splitlines()
+    # An adapter without shader-int64: its 64-bit integer types are listed apart.
+    code = ("import sys; from opendml.backends.gpu import GpuBackend; from opendml.types import DataType; "
+            "GpuBackend.supports_data_type = lambda self, t: t not in (DataType.INT64, DataType.UINT64); "
+            "from opendml.cli import main; sys.exit(main(sys.argv[1:]))")
+    result = subprocess.run([sys.executable, "-c", code, "ops", "ONE_HOT", "--backend", "gpu"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert ("  IndicesTensor: DimensionCount 1 to 8; INT32, UINT32 (not on the gpu backend here: INT64, UINT64)"
+            in result.stdout.splitlines())
+    result = opendml("ops", "ONE_HOT", "--backend", "cpu")
+    assert result.stdout == on_cpu.stdout.replace("at feature level 6_4:", "at feature level 6_4 on the cpu backend:")

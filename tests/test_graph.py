@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import opendml as dml
+from opendml.backends import DeviceMemory
 from opendml.graph import CompiledGraph, PlannedBuffer
 
 F32 = dml.DataType.FLOAT32
@@ -326,14 +327,17 @@ def build_chain(g: dml.Graph) -> tuple[dml.Expression, list[dml.Expression], lis
     return x, [left, right, where], [sums, maxima, hot]
 
 
-def test_multi_node_graph_matches_the_chain_and_reuses_its_buffers() -> None:
+def test_multi_node_graph_matches_the_chain_and_reuses_its_buffers(backend: str) -> None:
     device = dml.Device()
     g = dml.Graph(device)
     x, intermediates, outputs = build_chain(g)
     compiled = g.compile(outputs)
     assert [step.desc.OPERATOR_TYPE.name for step in compiled.steps] == ["SPLIT", "REDUCE", "REDUCE", "REDUCE",
                                                                          "ONE_HOT"]
-    arena, address = compiled.arena, compiled.arena.ctypes.data
+    arena = compiled.arena
+    address = compiled.arena.ctypes.data if backend == "cpu" else None
+    if backend == "gpu":
+        assert isinstance(arena, DeviceMemory)                  # intermediates stay in device memory
     bindings = {id(expression): compiled.binding_of(expression) for expression in [x, *intermediates, *outputs]}
     rng = np.random.default_rng(6)
     previous: list[NDArray] | None = None
@@ -350,14 +354,51 @@ def test_multi_node_graph_matches_the_chain_and_reuses_its_buffers() -> None:
         np.testing.assert_array_equal(results[2].argmax(axis=1), data[:, 2:].argmax(axis=1))
         np.testing.assert_array_equal(data, kept)                    # inputs are never modified
         # Planned once: the same arena, the same bindings, dispatch after dispatch.
-        assert compiled.arena is arena and compiled.arena.ctypes.data == address
+        assert compiled.arena is arena
+        if backend == "cpu":
+            assert compiled.arena.ctypes.data == address
         assert all(compiled.binding_of(expression) is bindings[id(expression)]
                    for expression in [x, *intermediates, *outputs])
         # Results are fresh arrays: the next dispatch does not change them.
         if previous is not None:
-            assert all(not np.shares_memory(result, arena) for result in previous)
+            # Host arrays of their own (on the gpu the arena is device memory: nothing can share it).
+            assert all(isinstance(result, np.ndarray) and result.flags.owndata for result in previous)
+            if backend == "cpu":
+                assert all(not np.shares_memory(result, arena) for result in previous)
             np.testing.assert_array_equal(previous[0], previous_sums)
         previous, previous_sums = results, results[0].copy()
+
+
+def test_one_submission_per_dispatch_on_the_gpu(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On the gpu the arena is device memory: a dispatch writes each input once, records every node into one
+    # submission and reads the outputs back in one transfer (they lie within READ_GAP_BYTES of each other); the
+    # constant (off_on) was uploaded when the graph was compiled. On the cpu the arena is host memory.
+    g = graph()
+    x, _, outputs = build_chain(g)
+    compiled = g.compile(outputs)
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::-1].copy()
+    expected = compiled({x: data}) if backend == "cpu" else chain_by_operators(dml.Device(backend="cpu"), data)
+    if backend == "cpu":
+        assert type(compiled.arena) is np.ndarray
+    else:
+        from opendml.backends.gpu.context import GpuContext, Recorder
+
+        assert isinstance(compiled.arena, DeviceMemory)
+        calls: list[str] = []
+
+        def counted(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+            def call(self: Any, *args: Any) -> Any:
+                calls.append(name)
+                return original(self, *args)
+            return call
+
+        for owner, name in ((GpuContext, "write"), (GpuContext, "read"), (Recorder, "submit")):
+            monkeypatch.setattr(owner, name, counted(name, getattr(owner, name)))
+        results = compiled({x: data})
+        assert calls == ["write", "submit", "read"]
+        for result, reference in zip(results, expected, strict=True):
+            np.testing.assert_array_equal(result, reference)
+    assert expected[0].reshape(-1).tolist() == [9, 21, 33, 45]
 
 
 def test_outputs_follow_the_order_asked_and_may_repeat() -> None:
@@ -435,8 +476,9 @@ def test_strided_inputs_are_laid_out_at_their_strides() -> None:
         compiled({"t": REDUCE_PAGE_INPUT, "b": REDUCE_PAGE_INPUT})
 
 
-def test_large_inputs_bound_in_place_or_copied() -> None:
-    # From ZERO_COPY_MIN_BYTES on, a C-contiguous array is bound where it lies; any other array is copied in.
+def test_large_inputs_bound_in_place_or_copied(backend: str) -> None:
+    # From ZERO_COPY_MIN_BYTES on, a C-contiguous array is bound where it lies; any other array is copied in. On the
+    # gpu every input is copied into the device arena (host memory is not the device's).
     g = graph()
     x = g.input([256, 512], "FLOAT32", name="x")                # 512 KiB
     sums = dml.reduce(x, "SUM", [1])
@@ -447,11 +489,20 @@ def test_large_inputs_bound_in_place_or_copied() -> None:
     read_only = np.ascontiguousarray(wide[:, :512])
     read_only.flags.writeable = False
     plan = compiled.plan_of(x)
-    tail = compiled.arena[plan.offset + 8192: plan.offset + plan.size]     # past what later tensors reuse of it
+    start, end = plan.offset + 8192, plan.offset + plan.size                 # past what later tensors reuse of x
     for data, in_place in ((np.ascontiguousarray(wide[:, 512:]), True), (wide[:, ::2], False),
                            (np.asfortranarray(wide[:, :512]), False), (read_only, True)):
-        tail[...] = 0xAB
+        if backend == "cpu":
+            tail = compiled.arena[start:end]
+            tail[...] = 0xAB
+        else:
+            in_place = False
+            compiled.arena.write(np.full(end - start, 0xAB, np.uint8), start)
         total, maxima = compiled({"x": data})
+        if backend == "gpu":
+            tail = np.frombuffer(compiled.arena.read(), np.uint8)[start:end]
+            # The tail holds the input's own bytes, as written into the device arena.
+            np.testing.assert_array_equal(tail, np.ascontiguousarray(data).view(np.uint8).reshape(-1)[8192:])
         assert bool((tail == 0xAB).all()) is in_place
         np.testing.assert_allclose(total[:, 0], data.sum(axis=1, dtype=np.float64), rtol=1e-4, atol=1e-3)
         np.testing.assert_array_equal(maxima[0], data[128:].max(axis=0))
@@ -856,15 +907,16 @@ def test_constant_of_the_wrong_type_for_its_operator() -> None:
 
 @pytest.mark.parametrize(("arguments", "error", "message"), [
     (([0, 2], "FLOAT32"), dml.ValidationError, r"^Graph.input: input0.Sizes\[0\] is 0; every size must be at least 1$"),
-    (([2], "UINT4"), dml.UnsupportedError, r"^Graph.input: input0.DataType UINT4 is not supported by the cpu backend$"),
+    (([2], "UINT4"), dml.UnsupportedError, r"^Graph.input: input0.DataType UINT4 is not supported by the BACKEND "
+                                           r"backend$"),
     (([2], "BOOL"), dml.ValidationError, r"DataType"),
     (([2, 2], "FLOAT32", {"strides": [1]}), dml.ValidationError, r"Strides has 1 values; it must have one per "
                                                                  r"dimension of Sizes \(2\)"),
     (([2], "FLOAT32", {"name": ""}), dml.ValidationError, r"^Graph.input: name is ''; it must be a non-empty string$"),
 ])
-def test_bad_inputs(arguments: tuple[Any, ...], error: type[Exception], message: str) -> None:
+def test_bad_inputs(arguments: tuple[Any, ...], error: type[Exception], message: str, backend: str) -> None:
     *positional, keywords = arguments if isinstance(arguments[-1], dict) else (*arguments, {})
-    with pytest.raises(error, match=message):
+    with pytest.raises(error, match=message.replace("BACKEND", backend)):
         graph().input(*positional, **keywords)
 
 

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .device import Device
+from .backends.gpu.context import INSTALL_HINT
+from .device import Device, list_adapters
 from .errors import DmlError
 from .model.fields import fields_of
 from .model.reader import Limits, ModelError, default_max_memory, operator_class, read_model
@@ -58,16 +59,49 @@ def _count(text: str) -> int:
     return value
 
 
+BACKENDS = ("cpu", "gpu")
+
+
+class _ShowAdapters(argparse.Action):
+    """-s: lists the adapters and exits as soon as it is parsed, like --version (no model or command needed)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="list the GPU adapters (name, vendor, backend, device type) and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        parser.exit(show_adapters())
+
+
+def _add_show_adapters(command: argparse.ArgumentParser) -> None:
+    # DxDispatch spells it -s/--show_adapters; --show-adapters matches opendml's other options.
+    command.add_argument("-s", "--show_adapters", "--show-adapters", action=_ShowAdapters)
+
+
+def _add_device_options(command: argparse.ArgumentParser) -> None:
+    """The device's backend and adapter, with DxDispatch's letters (-a, -s)."""
+    command.add_argument("--backend", choices=BACKENDS, default=None,
+                         help="the device's backend: cpu (NumPy and numba kernels) or gpu (WebGPU compute shaders); "
+                              "default cpu, or gpu when --adapter is given")
+    command.add_argument("-a", "--adapter", metavar="NAME", default=None,
+                         help="run on the first GPU adapter whose name contains NAME (case-insensitive, as "
+                              "--show_adapters lists them); selects the gpu backend (default: the high-performance "
+                              "adapter)")
+    _add_show_adapters(command)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="opendml", description="DirectML's operators on any machine: run DxDispatch JSON models.")
     parser.add_argument("--version", action="version", version=f"opendml {__version__}")
+    _add_show_adapters(parser)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def add_model_options(command: argparse.ArgumentParser) -> None:
         command.add_argument("model", type=Path, help="the JSON model file")
         command.add_argument("--feature-level", type=_level, default=FeatureLevel.LEVEL_6_4,
                              help="the device's feature level, e.g. 5_2 or 5.2 (default 6_4)")
-        command.add_argument("--backend", default="cpu", help="the device's backend (default cpu)")
+        _add_device_options(command)
         command.add_argument("-d", "--debug", action="store_true", help="the debug layer's extra checks")
         command.add_argument("--max-memory", type=_size, default=default_max_memory(),
                              help="the most memory a model's resources may take, e.g. 512M (default: a quarter of "
@@ -78,10 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     dispatch = commands.add_parser("dispatch", help="run a model's commands")
     add_model_options(dispatch)
-    dispatch.add_argument("-i", "--dispatch-iterations", type=_count, default=1,
-                          help="dispatch each dispatch command N times and print min/median/max times")
-    dispatch.add_argument("-w", "--warmup-samples", type=_count, default=0,
-                          help="untimed dispatches before the timed ones")
+    dispatch.add_argument("-i", "--dispatch-iterations", "--dispatch_iterations", dest="dispatch_iterations",
+                          type=_count, default=1, metavar="N",
+                          help="dispatch each dispatch command N times and print min/median/max times (on the gpu "
+                               "backend each time covers submitting the dispatch and waiting for it)")
+    dispatch.add_argument("-w", "--warmup-samples", "--warmup_samples", dest="warmup_samples", type=_count,
+                          default=0, metavar="N", help="untimed dispatches before the timed ones")
     dispatch.add_argument("--print-commands", action="store_true", help="print each command before running it")
     dispatch.add_argument("--output-path", type=Path, default=None, help="folder for writeFile targets")
 
@@ -91,16 +127,30 @@ def build_parser() -> argparse.ArgumentParser:
     ops = commands.add_parser("ops", help="the implemented operators, their fields and support tables")
     ops.add_argument("operator", nargs="?", help="e.g. REDUCE or DML_OPERATOR_REDUCE")
     ops.add_argument("--feature-level", type=_level, default=FeatureLevel.LEVEL_6_4)
+    _add_device_options(ops)
+    ops.epilog = ("With --backend or --adapter, the data types that backend does not support on this machine are "
+                  "listed apart.")
     return parser
+
+
+def _backend(args: argparse.Namespace) -> str:
+    """--backend, else gpu when an adapter is named, else cpu."""
+    if args.backend is not None:
+        return str(args.backend)
+    return "gpu" if args.adapter is not None else "cpu"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "ops":
-            return _ops(args.operator, args.feature_level)
+            device = None
+            if args.backend is not None or args.adapter is not None:
+                device = Device(feature_level=args.feature_level, backend=_backend(args), adapter=args.adapter)
+            return _ops(args.operator, args.feature_level, device)
         limits = Limits(max_memory=args.max_memory, allow_outside_paths=args.allow_outside_paths)
-        device = Device(feature_level=args.feature_level, backend=args.backend, debug=args.debug)
+        device = Device(feature_level=args.feature_level, backend=_backend(args), debug=args.debug,
+                        adapter=args.adapter)
         if args.command == "validate":
             return _validate(args.model, device, limits)
         model = read_model(args.model, limits)
@@ -127,6 +177,23 @@ def one_line(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
+def show_adapters() -> int:
+    """-s: every adapter the gpu backend can pick, as DxDispatch lists them (a name, then its properties)."""
+    adapters = list_adapters()
+    if not adapters:
+        print(f"No GPU adapter found: the gpu backend cannot run on this machine; {INSTALL_HINT}.", flush=True)
+        return 0
+    for index, adapter in enumerate(adapters):
+        if index:
+            print()
+        print(adapter.name)
+        print(f"-Vendor: {adapter.vendor or 'unknown'}")
+        print(f"-Backend: {adapter.backend}")
+        print(f"-Device type: {adapter.device_type}")
+    sys.stdout.flush()
+    return 0
+
+
 def _validate(path: Path, device: Device, limits: Limits) -> int:
     problems: list[ModelError] = []
     model = read_model(path, limits, collect=problems)
@@ -136,11 +203,22 @@ def _validate(path: Path, device: Device, limits: Limits) -> int:
     if problems:
         return 2
     print(f"{path}: {len(model.resources)} resources, {len(model.dispatchables)} dispatchables, "
-          f"{len(model.commands)} commands: valid at feature level {device.feature_level}")
+          f"{len(model.commands)} commands: valid at feature level {device.feature_level}{_on(device)}")
     return 0
 
 
-def _ops(name: str | None, level: FeatureLevel) -> int:
+def _on(device: Device) -> str:
+    """Where a result holds, for every backend but the default cpu one: " on the gpu backend (adapter)"."""
+    if device.backend.name == "cpu":
+        return ""
+    adapter = getattr(device.backend, "adapter", None)
+    name, api = getattr(adapter, "name", None), getattr(adapter, "backend", None)
+    return f" on the {device.backend.name} backend" + (f", adapter '{name}' ({api})" if name is not None else "")
+
+
+def _ops(name: str | None, level: FeatureLevel, device: Device | None = None) -> int:
+    """The operators, or one operator's fields and support tables at `level`; with a device, the data types its
+    backend does not support here are listed apart ("not on the gpu backend here: INT64")."""
     if name is None:
         for operator_type, desc_type in sorted(OperatorDesc.registry.items()):
             print(f"{operator_type.dml_name:40} {desc_type.__name__}")
@@ -150,7 +228,7 @@ def _ops(name: str | None, level: FeatureLevel) -> int:
     print("fields:")
     for item in fields_of(desc_type):
         print(f"  {item.describe()}")
-    print(f"support at feature level {level}:")
+    print(f"support at feature level {level}{'' if device is None else _on(device) or ' on the cpu backend'}:")
     for title, table in desc_type.support_tables().items():
         rows = [support_row for support_row in table if support_row.level <= level]
         heading = f"  {title}:" if title else ""
@@ -163,7 +241,13 @@ def _ops(name: str | None, level: FeatureLevel) -> int:
             continue
         current = max(rows, key=lambda support_row: support_row.level)
         for tensor, support in current.tensors.items():
-            types = ", ".join(data_type.name for data_type in support.data_types)
+            supported = [data_type for data_type in support.data_types
+                         if device is None or device.backend.supports_data_type(data_type)]
+            missing = [data_type.name for data_type in support.data_types if data_type not in supported]
+            types = ", ".join(data_type.name for data_type in supported) or "none"
+            if missing:
+                assert device is not None
+                types += f" (not on the {device.backend.name} backend here: {', '.join(missing)})"
             print(f"{indent}{tensor}: DimensionCount {support.ranks_text()}; {types}")
     return 0
 

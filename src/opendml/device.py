@@ -15,7 +15,6 @@ from .ops.base import OperatorDesc
 from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
 from .types import DataType, ExecutionFlags, FeatureLevel, TensorFlags
 
-
 #: The backend of `Device(backend=None)`. The test suite sets it to run the same tests on every backend.
 DEFAULT_BACKEND = "cpu"
 
@@ -141,7 +140,7 @@ class CompiledOperator:
         self._label = self.desc.label
         self._inputs = self.desc.input_slots()
         self._outputs = self.desc.output_slots()
-        self._owned: dict[int, FlatArray] = {}
+        self._owned: dict[int, FlatArray | DeviceRange] = {}
         self._owned_slots = {index for index, (_, desc) in enumerate(self._inputs)
                              if desc is not None and desc.flags & TensorFlags.OWNED_BY_DML}
         self._kernel = operator.device.backend.compile(self.desc, flags, operator.device.debug)
@@ -155,7 +154,7 @@ class CompiledOperator:
         """IDMLOperatorInitializer: binds the data of OWNED_BY_DML inputs (and only those) once; it is copied,
         so the caller's buffers may change afterwards."""
         self._check_count("initializer input", inputs, self._inputs)
-        owned: dict[int, FlatArray] = {}
+        owned: dict[int, FlatArray | DeviceRange] = {}
         for index, ((name, desc), binding) in enumerate(zip(self._inputs, inputs, strict=True)):
             is_owned = desc is not None and bool(desc.flags & TensorFlags.OWNED_BY_DML)
             if not is_owned:
@@ -168,8 +167,12 @@ class CompiledOperator:
                 raise BindingError(f"{self._label}: {name} is OWNED_BY_DML and must be bound at initialization")
             view = self._view(name, desc, binding, writable=False)[0]
             if isinstance(view, DeviceRange):
-                view = np.frombuffer(view.memory.read(), np.uint8)[view.offset: view.offset + view.size].view(
-                    desc.data_type.numpy_dtype)
+                # Data bound in device memory stays there: copied into a buffer of its own, uploaded once, so that
+                # executes (and a batch of them) bind it in place.
+                data = np.frombuffer(view.memory.read(), np.uint8)[view.offset: view.offset + view.size]
+                memory = self.operator.device.create_buffer(data)
+                owned[index] = DeviceRange(memory, 0, memory.size)
+                continue
             owned[index] = view.copy()
         self._owned = owned
 

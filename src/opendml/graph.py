@@ -26,6 +26,7 @@ from typing import Any, SupportsIndex, cast
 
 import numpy as np
 
+from .backends import DeviceMemory
 from .device import Binding, CompiledOperator, Device, Operator
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.activations import (
@@ -69,6 +70,8 @@ BUFFER_ALIGNMENT = 64
 #: From this size on, a C-contiguous input array of a packed input is bound where it lies instead of being copied
 #: into the arena: a fresh Binding (checked once, about 25 us here) costs less than copying that many bytes.
 ZERO_COPY_MIN_BYTES = 256 * 1024
+#: Output ranges of a device arena closer than this are read back in one transfer (one copy and map, not two).
+READ_GAP_BYTES = 64 * 1024
 
 
 # -- the graph's nodes and expressions ------------------------------------------------------------------------------
@@ -542,6 +545,11 @@ class CompiledGraph:
 
     Every buffer lives in one arena allocated at compile time and reused by every dispatch; tensors whose
     lifetimes do not overlap share memory (`buffer_plan`). One dispatch at a time: the arena is shared state.
+
+    On a backend with device memory (the gpu) the arena is device memory (`Device.create_buffer`): a dispatch
+    writes the inputs into it, records every node into one submission (`Device.batch`) and reads the outputs'
+    ranges back once; intermediates never leave the device, and constants are uploaded when the graph is compiled.
+    On the cpu the arena is host memory, and large packed inputs are bound where they lie.
     """
 
     def __init__(self, graph: Graph, outputs: Expression | Sequence[Expression], flags: ExecutionFlags) -> None:
@@ -619,22 +627,29 @@ class CompiledGraph:
             planned[key] = PlannedBuffer(expression.name, kind, offset, size, first[key], last[key])
         self.buffer_plan: tuple[PlannedBuffer, ...] = tuple(planned.values())
         arena_size = max(buffer.offset + buffer.size for buffer in self.buffer_plan)
-        # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
-        raw = np.zeros(arena_size + BUFFER_ALIGNMENT, np.uint8)
-        start = -raw.ctypes.data % BUFFER_ALIGNMENT
-        self.arena: NDArray = raw[start: start + arena_size]
+        device = self.graph.device
+        self._on_device = has_device_memory(device)
+        self.arena: NDArray | DeviceMemory
+        if self._on_device:
+            # Device memory (the gpu backend): every tensor stays there; only inputs and outputs cross to the host.
+            self.arena = device.create_buffer(arena_size)
+        else:
+            # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
+            raw = np.zeros(arena_size + BUFFER_ALIGNMENT, np.uint8)
+            start = -raw.ctypes.data % BUFFER_ALIGNMENT
+            self.arena = raw[start: start + arena_size]
         self._planned = planned
         self._bindings = {key: Binding(self.arena, buffer.offset, buffer.size) for key, buffer in planned.items()}
 
-        device = self.graph.device
         self._steps: list[_Step] = []
+        constants: dict[int, Binding] = {}     # on the device: one upload per constant, shared by its readers
         for node in order:
             assert node.operator is not None
             compiled = device.compile_operator(node.operator, self.flags)
             owned = [None if expression is None or expression.node.kind != "constant"
-                     else Binding(expression.node.data) for expression in node.inputs]
+                     else self._constant_binding(expression, constants) for expression in node.inputs]
             if any(binding is not None for binding in owned):
-                compiled.initialize(owned)       # uploads the constants (OWNED_BY_DML) once
+                compiled.initialize(owned)       # copies the constants (OWNED_BY_DML) once, to the device's memory
             inputs = [None if expression is None or expression.node.kind == "constant"
                       else self._bindings[id(expression)] for expression in node.inputs]
             outputs = [self._bindings[id(expression)] for expression in node.outputs]
@@ -645,18 +660,24 @@ class CompiledGraph:
         self._by_name = {expression.name: expression for expression in declared}
         self._declared_ids = {id(expression) for expression in declared}
         self._declared = ", ".join(repr(expression.name) for expression in self.graph.inputs[:len(declared)]) or "none"
-        self._input_views = {id(expression): _tensor_view(self.arena, planned[id(expression)].offset,
-                                                          expression.desc, writable=True)
-                             for expression in self.inputs}
         self._aliased_inputs = {id(expression) for expression in self.inputs
                                 if strides_overlap(expression.sizes, expression.desc.element_strides)}
-        self._output_views = [_tensor_view(self.arena, planned[id(expression)].offset, expression.desc,
-                                           writable=False) for expression in self.outputs]
         self._run: list[tuple[Callable[[Sequence[Binding | None], Sequence[Binding]], None],
                               list[Binding | None], list[Binding]]] = [
             (step.compiled.execute, step.inputs, step.outputs) for step in self._steps]
-        # Large packed inputs may be bound in place: the input lists (and slots) that read each of them.
+        self._input_views: dict[int, NDArray] = {}
+        self._output_views: list[NDArray] = []
         self._zero_copy_slots: dict[int, list[tuple[list[Binding | None], int]]] = {}
+        if self._on_device:
+            self._plan_device_transfers()
+            return
+        host_arena = cast("NDArray", self.arena)
+        self._input_views = {id(expression): _tensor_view(host_arena, planned[id(expression)].offset,
+                                                          expression.desc, writable=True)
+                             for expression in self.inputs}
+        self._output_views = [_tensor_view(host_arena, planned[id(expression)].offset, expression.desc,
+                                           writable=False) for expression in self.outputs]
+        # Large packed inputs may be bound in place: the input lists (and slots) that read each of them.
         for expression in self.inputs:
             desc = expression.desc
             packed_bytes = desc.element_count * desc.data_type.element_size
@@ -664,6 +685,42 @@ class CompiledGraph:
                 self._zero_copy_slots[id(expression)] = [
                     (step.inputs, slot) for step in self._steps for slot, source in enumerate(step.node.inputs)
                     if source is expression]
+
+    def _constant_binding(self, expression: Expression, constants: dict[int, Binding]) -> Binding:
+        """The initializer binding of a constant: its host bytes on the cpu; on the device, one device buffer per
+        constant (initialize keeps OWNED_BY_DML data that is bound to device memory on the device)."""
+        data = expression.node.data
+        assert data is not None
+        if not self._on_device:
+            return Binding(data)
+        binding = constants.get(id(expression))
+        if binding is None:
+            binding = constants[id(expression)] = Binding(self.graph.device.create_buffer(data))
+        return binding
+
+    def _plan_device_transfers(self) -> None:
+        """Where each input is written into the device arena and which ranges are read back for the outputs.
+
+        Outputs are read in as few transfers as possible: ranges closer than READ_GAP_BYTES are read as one.
+        """
+        # (offset, desc, packed): a packed input's C-order bytes are the tensor's; others are laid out at their strides.
+        self._input_placements = {id(expression): (self._planned[id(expression)].offset, expression.desc,
+                                                   expression.desc.is_packed)
+                                  for expression in self.inputs}
+        spans: list[list[int]] = []
+        for start, end in sorted({(self._planned[id(expression)].offset,
+                                   self._planned[id(expression)].offset + self._planned[id(expression)].size)
+                                  for expression in self.outputs}):
+            if spans and start - spans[-1][1] <= READ_GAP_BYTES:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        self._read_spans = [(start, end) for start, end in spans]
+        self._output_places: list[tuple[int, int, TensorDesc]] = []   # (span index, offset in the span, desc)
+        for expression in self.outputs:
+            offset = self._planned[id(expression)].offset
+            index = next(index for index, (start, end) in enumerate(self._read_spans) if start <= offset < end)
+            self._output_places.append((index, offset - self._read_spans[index][0], expression.desc))
 
     @property
     def steps(self) -> tuple[CompiledOperator, ...]:
@@ -689,6 +746,8 @@ class CompiledGraph:
         """Binds every input (by name or by expression), runs every node on the planned buffers and returns a
         new array per output. Every input is checked before anything runs."""
         arrays = self._resolve(inputs)
+        if self._on_device:
+            return self._dispatch_on_device(arrays)
         in_place: list[tuple[list[tuple[list[Binding | None], int]], Binding]] = []
         try:
             for key, array in arrays.items():
@@ -717,6 +776,37 @@ class CompiledGraph:
         return [view.copy() for view in self._output_views]
 
     dispatch = __call__
+
+    def _dispatch_on_device(self, arrays: dict[int, NDArray]) -> list[NDArray]:
+        """The device arena: every input checked and laid out first, then written; every node recorded into one
+        submission; the outputs' ranges read back once."""
+        memory = cast("DeviceMemory", self.arena)
+        writes: list[tuple[int, NDArray]] = []
+        for key, array in arrays.items():
+            placement = self._input_placements.get(key)
+            if placement is None:
+                continue  # an unused input: checked, never read
+            offset, desc, packed = placement
+            if packed:
+                writes.append((offset, np.ascontiguousarray(array)))   # its C-order bytes are the tensor's
+                continue
+            staging = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+            view = _tensor_view(staging, 0, desc, writable=True)
+            np.copyto(view, array)
+            if key in self._aliased_inputs and not np.array_equal(view, array, equal_nan=True):
+                name = next(expression.name for expression in self.inputs if id(expression) == key)
+                raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements "
+                                   f"onto one (a stride of 0 broadcasts one value)")
+            writes.append((offset, staging))
+        for offset, data in writes:
+            _write_range(memory, offset, data)
+        with self.graph.device.batch():
+            for execute, input_bindings, output_bindings in self._run:
+                execute(input_bindings, output_bindings)
+        chunks = [np.frombuffer(_read_range(memory, start, end - start), np.uint8)
+                  for start, end in self._read_spans]
+        return [_tensor_view(chunks[index], offset, desc, writable=False).copy()
+                for index, offset, desc in self._output_places]
 
     def _resolve(self, inputs: Mapping[str | Expression, NDArray]) -> dict[int, NDArray]:
         label = "CompiledGraph"
@@ -812,6 +902,29 @@ def _first_fit(live: Sequence[PlannedBuffer], size: int, alignment: int) -> int:
             break
         offset = max(offset, math.ceil((buffer.offset + buffer.size) / alignment) * alignment)
     return offset
+
+
+def has_device_memory(device: Device) -> bool:
+    """Whether the device's memory (`create_buffer`) is device memory, not host memory (the gpu backend)."""
+    return isinstance(device.create_buffer(0), DeviceMemory)
+
+
+def _read_range(memory: DeviceMemory, offset: int, size: int) -> bytes:
+    """Bytes [offset, offset + size) of device memory, copied back in one transfer."""
+    from .backends.gpu.context import GpuBuffer
+
+    if not isinstance(memory, GpuBuffer):
+        raise TypeError(f"CompiledGraph: no way to read a range of {memory!r}")
+    return memory.context.read(memory.handle, offset, size)
+
+
+def _write_range(memory: DeviceMemory, offset: int, data: NDArray) -> None:
+    """Host bytes into device memory at `offset` (a multiple of BUFFER_ALIGNMENT), queued before later work."""
+    from .backends.gpu.context import GpuBuffer
+
+    if not isinstance(memory, GpuBuffer):
+        raise TypeError(f"CompiledGraph: no way to write into {memory!r}")
+    memory.write(data, offset)
 
 
 def _tensor_view(arena: NDArray, offset: int, desc: TensorDesc, *, writable: bool) -> NDArray:

@@ -8,6 +8,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..device import Binding, CompiledOperator, Device
 from ..errors import DmlError
+from ..graph import has_device_memory
 from ..types import DataType, TensorFlags
 from .reader import Command, Model, ModelError, located, resolve_inside
 
@@ -29,16 +31,30 @@ class RunOptions:
     allow_outside_paths: bool = False   # writeFile targets outside output_path (default: the current folder)
 
 
-def compile_all(model: Model, device: Device, *, collect: list[ModelError] | None = None
-                ) -> dict[str, CompiledOperator]:
-    """Creates, compiles and initializes every dispatchable (DxDispatch does this before any command)."""
+#: A model's memory: resource name -> the buffer its bindings address (the resource's host array on the cpu backend,
+#: device memory from `Device.create_buffer` on the gpu).
+Memory = dict[str, Any]
+
+
+def allocate(model: Model, device: Device) -> Memory:
+    """Every resource in the device's memory: on the cpu backend the resources' own host arrays (no copy); on a
+    device with its own memory, a device buffer per resource, uploaded once (DxDispatch's "allocate resources")."""
+    if not has_device_memory(device):
+        return {name: resource.data for name, resource in model.resources.items()}
+    return {name: device.create_buffer(resource.data) for name, resource in model.resources.items()}
+
+
+def compile_all(model: Model, device: Device, *, collect: list[ModelError] | None = None,
+                memory: Memory | None = None) -> dict[str, CompiledOperator]:
+    """Creates, compiles and initializes every dispatchable (DxDispatch does this before any command). Initializer
+    bindings address `memory` (default: the resources' host arrays)."""
     compiled: dict[str, CompiledOperator] = {}
     for name, dispatchable in model.dispatchables.items():
         path = f"dispatchables.{name}"
         try:
             operator = device.create_operator(dispatchable.desc)
             compiled[name] = device.compile_operator(operator, dispatchable.execution_flags)
-            owned = _owned_bindings(path, compiled[name], dispatchable.initializer_bindings, model)
+            owned = _owned_bindings(path, compiled[name], dispatchable.initializer_bindings, model, memory)
             if any(binding is not None for binding in owned):
                 compiled[name].initialize(owned)
         except ModelError as error:
@@ -52,8 +68,8 @@ def compile_all(model: Model, device: Device, *, collect: list[ModelError] | Non
     return compiled
 
 
-def _owned_bindings(path: str, compiled: CompiledOperator, spec: dict[str, Any], model: Model
-                    ) -> list[Binding | None]:
+def _owned_bindings(path: str, compiled: CompiledOperator, spec: dict[str, Any], model: Model,
+                    memory: Memory | None) -> list[Binding | None]:
     """The initializer's bindings: one per input slot, a resource for each OWNED_BY_DML input."""
     owned_names = {name for name, tensor in compiled.desc.input_slots()
                    if tensor is not None and tensor.flags & TensorFlags.OWNED_BY_DML}
@@ -66,24 +82,55 @@ def _owned_bindings(path: str, compiled: CompiledOperator, spec: dict[str, Any],
         if name in owned_names:
             if name not in spec:
                 raise ModelError(f"{path}.bindings", f"{name} is OWNED_BY_DML; bind it here")
-            result.append(resource_binding(f"{path}.bindings.{name}", spec[name], model))
+            result.append(resource_binding(f"{path}.bindings.{name}", spec[name], model, memory))
         else:
             result.append(None)
     return result
 
 
 def run(model: Model, device: Device, options: RunOptions, write: Callable[[str], None]) -> None:
-    compiled = compile_all(model, device)
-    for command in model.commands:
-        if options.print_commands:
-            write(f"{command.path}: {command.kind} {_command_subject(command)}")
-        if command.kind == "dispatch":
-            _dispatch(command, model, compiled[command.spec["dispatchable"]], options, write)
-        elif command.kind == "print":
+    """Runs the commands in order. On a device with its own memory the resources live there: the dispatches between
+    two reads (print, writeFile) are recorded into one submission, and only what is printed or written is read
+    back."""
+    if not has_device_memory(device):
+        compiled = compile_all(model, device)
+        for command in model.commands:
+            if options.print_commands:
+                write(f"{command.path}: {command.kind} {_command_subject(command)}")
+            if command.kind == "dispatch":
+                _dispatch(command, model, compiled[command.spec["dispatchable"]], options, write)
+            elif command.kind == "print":
+                resource = model.resources[command.spec["resource"]]
+                write(f"Resource '{resource.name}': {format_values(resource.data, resource.data_type)}")
+            else:
+                _write_file(command, model, options)
+        return
+    memory = allocate(model, device)
+    compiled = compile_all(model, device, memory=memory)
+    with ExitStack() as batch:      # open while dispatches are being recorded into one submission
+        recording = False
+        for command in model.commands:
+            if options.print_commands:
+                write(f"{command.path}: {command.kind} {_command_subject(command)}")
+            if command.kind == "dispatch":
+                timed = options.iterations > 1 or options.warmup > 0
+                if timed and recording:     # timed dispatches are submitted one by one: end the batch first
+                    batch.close()
+                    recording = False
+                if not timed and not recording:
+                    batch.enter_context(device.batch())
+                    recording = True
+                _dispatch(command, model, compiled[command.spec["dispatchable"]], options, write, memory, device)
+                continue
+            if recording:
+                batch.close()           # submits what was recorded; the read below waits for it
+                recording = False
             resource = model.resources[command.spec["resource"]]
-            write(f"Resource '{resource.name}': {format_values(resource.data, resource.data_type)}")
-        else:
-            _write_file(command, model, options)
+            data = np.frombuffer(memory[resource.name].read(), np.uint8)
+            if command.kind == "print":
+                write(f"Resource '{resource.name}': {format_values(data, resource.data_type)}")
+            else:
+                _write_file(command, model, options, data)
 
 
 def _command_subject(command: Command) -> str:
@@ -91,7 +138,9 @@ def _command_subject(command: Command) -> str:
 
 
 def _dispatch(command: Command, model: Model, compiled: CompiledOperator, options: RunOptions,
-              write: Callable[[str], None]) -> None:
+              write: Callable[[str], None], memory: Memory | None = None, device: Device | None = None) -> None:
+    """Binds and executes one dispatch command (with `memory`, over the device's buffers). Timed on a device with
+    memory of its own, each iteration is submitted and waited for (a 4-byte read of a buffer of its own)."""
     path = command.path
     spec = command.spec.get("bindings", {})
     desc = compiled.desc
@@ -105,18 +154,24 @@ def _dispatch(command: Command, model: Model, compiled: CompiledOperator, option
         if tensor is None or tensor.flags & TensorFlags.OWNED_BY_DML:
             inputs.append(None)
         else:
-            inputs.append(_slot_binding(path, name, spec, model))
-    outputs = [_slot_binding(path, name, spec, model) for name, _ in desc.output_slots()]
+            inputs.append(_slot_binding(path, name, spec, model, memory))
+    outputs = [_slot_binding(path, name, spec, model, memory) for name, _ in desc.output_slots()]
     for unused in set(spec) - {_group_of(name) for name, tensor in desc.input_slots() if tensor is not None} - {
             _group_of(name) for name, _ in desc.output_slots()}:
         raise ModelError(f"{path}.bindings.{unused}", f"{desc.label} has no {unused} in its desc (it is absent)")
+    timed = options.iterations > 1 or options.warmup > 0
+    fence = device.create_buffer(4) if device is not None and timed else None
     try:
         for _ in range(options.warmup):
             compiled.execute(inputs, outputs)
+        if fence is not None:
+            fence.read()
         times = []
         for _ in range(max(options.iterations, 1)):
             start = time.perf_counter()
             compiled.execute(inputs, outputs)
+            if fence is not None:
+                fence.read()        # reads after everything submitted so far: the dispatch has finished
             times.append(time.perf_counter() - start)
     except DmlError as error:
         raise located(f"{path}.bindings", error) from None
@@ -135,7 +190,8 @@ def _slot_groups(slots: list[str]) -> list[str]:
     return list(dict.fromkeys(_group_of(slot) for slot in slots))
 
 
-def _slot_binding(path: str, slot: str, spec: dict[str, Any], model: Model) -> Binding:
+def _slot_binding(path: str, slot: str, spec: dict[str, Any], model: Model, memory: Memory | None = None
+                  ) -> Binding:
     group = _group_of(slot)
     if group not in spec:
         raise ModelError(f"{path}.bindings", f"{group} is not bound; it is required")
@@ -152,11 +208,12 @@ def _slot_binding(path: str, slot: str, spec: dict[str, Any], model: Model) -> B
         if len(value) != 1:
             raise ModelError(where, f"has {len(value)} bindings; {group} takes one")
         value, where = value[0], f"{where}[0]"
-    return resource_binding(where, value, model)
+    return resource_binding(where, value, model, memory)
 
 
-def resource_binding(path: str, value: Any, model: Model) -> Binding:
-    """A resource name or {"name", "elementOffset", "elementCount", ...} as a Binding over the resource."""
+def resource_binding(path: str, value: Any, model: Model, memory: Memory | None = None) -> Binding:
+    """A resource name or {"name", "elementOffset", "elementCount", ...} as a Binding over the resource (over its
+    buffer in `memory` when given)."""
     if isinstance(value, str):
         value = {"name": value}
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
@@ -176,7 +233,7 @@ def resource_binding(path: str, value: Any, model: Model) -> Binding:
         raise ModelError(f"{path}.elementOffset", f"{offset} is past the end of {resource.name!r} "
                          f"({resource.data.size} bytes)")
     size = None if count is None else count * element_size
-    return Binding(resource.data, offset=byte_offset, size=size)
+    return Binding(resource.data if memory is None else memory[resource.name], offset=byte_offset, size=size)
 
 
 def format_values(data: np.ndarray[Any, Any], data_type: DataType) -> str:
@@ -188,14 +245,17 @@ def format_values(data: np.ndarray[Any, Any], data_type: DataType) -> str:
     return ", ".join(str(int(value)) for value in values)
 
 
-def _write_file(command: Command, model: Model, options: RunOptions) -> None:
+def _write_file(command: Command, model: Model, options: RunOptions,
+                data: np.ndarray[Any, np.dtype[np.uint8]] | None = None) -> None:
+    """Writes a resource (its bytes `data` when read back from the device, else its host array)."""
     resource = model.resources[command.spec["resource"]]
     folder = Path.cwd() if options.output_path is None else options.output_path
     where = "the current folder" if options.output_path is None else "--output-path"
     target = resolve_inside(f"{command.path}.targetPath", command.spec["targetPath"], folder,
                             options.allow_outside_paths, where)
     dtype = resource.data_type.numpy_dtype
-    values = resource.data[: resource.data.size - resource.data.size % dtype.itemsize].view(dtype)
+    data = resource.data if data is None else data
+    values = data[: data.size - data.size % dtype.itemsize].view(dtype)
     if "dimensions" in command.spec:
         dimensions = [int(size) for size in command.spec["dimensions"]]
         count = math.prod(dimensions)  # exact: np.prod would wrap around 2^64 and pass a wrong shape to reshape
