@@ -11,6 +11,7 @@ which is submitted when the batch ends.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -97,7 +98,13 @@ def get_context(adapter: str | None) -> GpuContext:
     with _contexts_lock:
         context = _contexts.get(adapter)
         if context is None:
-            context = GpuContext(_pick(adapter))
+            chosen = _pick(adapter)
+            # Selectors that pick the same adapter share its context (one wgpu device per adapter), so that the
+            # buffers of Device(backend="gpu") bind on Device(backend="gpu", adapter=its name) and pipelines are
+            # built once.
+            context = next((known for known in _contexts.values() if known.adapter is chosen), None)
+            if context is None:
+                context = GpuContext(chosen)
             _contexts[adapter] = context
         return context
 
@@ -110,8 +117,9 @@ def _pick(selector: str | None) -> Any:
         wgpu = import_wgpu()
         chosen = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         if chosen is None or _info(chosen).backend == "OpenGL":
-            chosen = adapters[0]
-        return chosen
+            return adapters[0]
+        # The listed adapter that it is (request_adapter_sync returns a new object), so that contexts match it.
+        return next((adapter for adapter in adapters if _info(adapter) == _info(chosen)), chosen)
     for adapter in adapters:
         if selector.lower() in _info(adapter).name.lower():
             return adapter
@@ -208,7 +216,12 @@ class GpuContext:
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
-        self._groups: OrderedDict[tuple[Any, ...], tuple[Any, Any, list[Any]]] = OrderedDict()
+        self._groups: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
+        # The cached groups' keys by the id of each buffer they bind, and the ids of buffers collected since: a
+        # group is dropped once a buffer it binds is gone (the cache holds no buffer, so that dropped device
+        # buffers and a NumPy call's upload buffers are freed), before that id can name another buffer.
+        self._group_keys: dict[int, set[tuple[Any, ...]]] = {}
+        self._collected: list[int] = []
         self._batch: threading.local = threading.local()
         self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
 
@@ -299,6 +312,9 @@ class GpuContext:
         data = params.tobytes() if params.size else b"\0" * 4
         key = (len(bindings), tuple((id(handle), offset, size) for handle, offset, size in ranges), data)
         with self.lock:
+            while self._collected:
+                for stale in self._group_keys.pop(self._collected.pop(), ()):
+                    self._groups.pop(stale, None)
             cached = self._groups.get(key)
             if cached is not None:
                 self._groups.move_to_end(key)
@@ -310,10 +326,18 @@ class GpuContext:
             entries.append({"binding": len(bindings), "resource": {"buffer": params_buffer, "offset": 0,
                                                                    "size": params_buffer.size}})
             group = self.device.create_bind_group(layout=self.layout(len(bindings))[0], entries=entries)
-            # The handles are kept with the group, so that their ids in the key stay theirs.
-            self._groups[key] = (group, params_buffer, [handle for handle, _, _ in ranges])
+            self._groups[key] = (group, params_buffer)
+            for handle, _, _ in ranges:
+                keys = self._group_keys.get(id(handle))
+                if keys is None:
+                    keys = self._group_keys[id(handle)] = set()
+                    # Runs when the buffer is collected (any thread, maybe under the lock): only records its id.
+                    weakref.finalize(handle, self._collected.append, id(handle))
+                keys.add(key)
             if len(self._groups) > BIND_GROUP_CACHE:
-                self._groups.popitem(last=False)
+                evicted, _ = self._groups.popitem(last=False)
+                for handle_id, _, _ in evicted[1]:
+                    self._group_keys.get(handle_id, set()).discard(evicted)
             return group
 
     # -- recording ----------------------------------------------------------------------------------------------
@@ -326,13 +350,15 @@ class GpuContext:
             if outer is not None:
                 yield
                 return
-            recorder = Recorder(self)
-            self._batch.recorder = recorder
+            self._batch.recorder = Recorder(self)
             try:
                 yield
             finally:
+                # The batch's current recorder (a read inside the batch submitted the earlier ones: `flush`). It is
+                # submitted even when the batch raised: the executes that returned take effect, as on the cpu.
+                recorder: Recorder = self._batch.recorder
                 self._batch.recorder = None
-            recorder.submit()
+                recorder.submit()
 
     def recorder(self) -> tuple[Recorder, bool]:
         """(the batch's recorder, False) inside a batch, else (a new recorder, True: the caller submits it)."""
