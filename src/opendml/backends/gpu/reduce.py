@@ -1,0 +1,391 @@
+"""REDUCE on the GPU: all 12 functions on every data type of the support tables, through any strides.
+
+The plan (at compile time): size-1 axes are dropped and neighbouring axes that are contiguous in memory merged; the
+kept axes give each output element o its base offset (layout block KEPT over the input's strides), the reduced
+axes give the row-major index r of an element in its reduced block (innermost axis plus layout block OUTER; in
+increasing axis order for ARGMAX/ARGMIN, whose result is that index; by decreasing stride otherwise, so that the
+walk is as contiguous as the strides allow).
+
+Each function is a *state* (reduce_<family>.wgsl: identity, add an element, combine two states, finish and convert)
+and up to three passes that drive it:
+
+- direct (reduce_direct.wgsl, one elementwise pass): one invocation per output folds its whole block in order.
+  Short blocks, or enough outputs side by side in memory to fill the GPU.
+- tree (reduce_tree.wgsl with reduce_fold_input.wgsl, pass 1): work-groups of 256 invocations, PARTS of them per
+  output, each folding a strided share of one chunk of the block; a fixed binary tree in workgroup memory combines
+  the shares. When the block is long and the outputs few, the block is cut into CHUNKS chunks so that enough
+  work-groups run (about TARGET_GROUPS); each chunk's partial state goes to scratch. With a single chunk and a
+  32/64-bit output, pass 1 finishes and writes the output itself.
+- pass 2, for several chunks: up to COMBINE_MAX_CHUNKS are combined in chunk order by the elementwise combine
+  (reduce_combine.wgsl), which finishes, converts and writes through the elementwise Output (8/16-bit outputs a
+  whole word per invocation). More chunks get a tree pass of their own over the states (reduce_fold_states.wgsl,
+  several invocations per output), which writes the output (32/64-bit) or leaves each output's state
+  for a final combine of one chunk (8/16-bit). An 8/16-bit output after a single-chunk pass 1 takes that combine
+  too.
+
+Every combining order is fixed by the plan alone (no atomics, no subgroup operations), so results are the same on
+every run and adapter. Accuracy: float sums are compensated float32 (hi, lo) pairs, about as accurate as the CPU's
+float64 sums; MIN/MAX/ARGMIN/ARGMAX compare integer keys of the raw bits and return the input's own bits (exact);
+integer SUM, MULTIPLY, L1 and SUM_SQUARE wrap in the output's type; LOG_SUM_EXP is max-shifted, with its own exp and
+log (reduce_math.wgsl) so that the driver's precision does not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import UnsupportedError
+from ...ops.base import OperatorDesc
+from ...ops.reduce import ReduceOperatorDesc
+from ...types import DataType, ExecutionFlags, ReduceFunction
+from . import wgsl
+from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
+from .elementwise import COMMON, Output, Params
+from .kernel import GpuKernel, template
+
+R = ReduceFunction
+D = DataType
+
+#: Blocks of at most this many elements are reduced by one invocation each (the direct pass).
+DIRECT_MAX_BLOCK = 16
+#: This many outputs side by side in memory fill a large GPU with one invocation each (the direct pass).
+DIRECT_MIN_OUTPUTS = 1 << 17
+#: Long blocks are cut into chunks until about this many work-groups run (8 per SM of a 132-SM GPU).
+TARGET_GROUPS = 1024
+#: ... but every invocation folds at least this many elements of its chunk.
+MIN_PER_INVOCATION = 32
+#: Where the reduced axis is the contiguous one, a work-group gives each output enough invocations for this many
+#: elements each (up to all 256 invocations).
+PER_PART = 4
+#: Up to this many chunks per output are combined by the elementwise pass 2; more get a tree pass of their own.
+COMBINE_MAX_CHUNKS = 16
+#: The largest reduced block the 32-bit counters of the shaders walk (with room for a work-group's stride).
+MAX_BLOCK = 2**32 - 2 * WORKGROUP_SIZE
+
+_FLOAT_SUMS = {R.SUM: "v", R.AVERAGE: "v", R.LOG_SUM: "v", R.L1: "abs(v)", R.L2: "v * v", R.SUM_SQUARE: "v * v"}
+_ARG = (R.ARGMAX, R.ARGMIN)
+
+
+# -- the plan ---------------------------------------------------------------------------------------------------------
+
+def _merge(dims: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(size, stride) axes, outer first, with each axis merged into the one before it where the two address memory
+    as one axis would (same row-major order, so a merged index is the same linear index)."""
+    merged: list[tuple[int, int]] = []
+    for size, stride in dims:
+        if merged and merged[-1][1] == stride * size:
+            merged[-1] = (merged[-1][0] * size, stride)
+        else:
+            merged.append((size, stride))
+    return merged
+
+
+@dataclass(frozen=True)
+class ReducePlan:
+    """What the shaders need from the descriptor: the kept axes (output order), the reduced block's innermost axis
+    and the rest, and the two counts."""
+
+    kept: list[tuple[int, int]]
+    inner: tuple[int, int]
+    outer: list[tuple[int, int]]
+    outputs: int
+    reduced: int
+
+    @classmethod
+    def of(cls, desc: ReduceOperatorDesc) -> ReducePlan:
+        source = desc.input_tensor
+        axes = set(desc.axes)
+        dims = list(zip(source.sizes, source.element_strides, strict=True))
+        kept = _merge([dim for index, dim in enumerate(dims) if index not in axes and dim[0] > 1]) or [(1, 0)]
+        reduced = [dim for index, dim in enumerate(dims) if index in axes and dim[0] > 1]
+        if desc.function not in _ARG:       # any order sums alike: walk the smallest stride innermost
+            reduced.sort(key=lambda dim: -dim[1])
+        merged = _merge(reduced) or [(1, 0)]
+        return cls(kept, merged[-1], merged[:-1], desc.output_tensor.element_count, desc.reduced_element_count)
+
+
+# -- the states -------------------------------------------------------------------------------------------------------
+
+def _raw_literal(data_type: DataType, bits: int) -> str:
+    if data_type.element_size == 8:
+        return f"vec2<u32>({bits & 0xFFFFFFFF:#x}u, {bits >> 32:#x}u)"
+    return f"{bits:#x}u"
+
+
+def _lowest_or_highest(data_type: DataType, highest: bool) -> str:
+    """The raw bits of the value that every value of `data_type` beats or equals: -inf / +inf, or the integer
+    limits."""
+    dtype = data_type.numpy_dtype
+    if data_type.is_float:
+        value = np.array(np.inf if highest else -np.inf, dtype)
+    else:
+        info = np.iinfo(dtype)
+        value = np.array(info.max if highest else info.min, dtype)
+    bits = int(value.reshape(1).view(f"u{dtype.itemsize}")[0])
+    return _raw_literal(data_type, bits)
+
+
+def _key_functions(data_type: DataType) -> str:
+    """is_nan_raw, order_key (floats: -0 below +0) and value_key (floats: -0 equals +0) of raw values: integer
+    keys that order as the values do, so comparisons are exact and never see a flushed subnormal."""
+    raw = wgsl.raw_type(data_type)
+    if data_type in (D.FLOAT32, D.FLOAT16):
+        magnitude, infinity, sign = (0x7FFFFFFF, 0x7F800000, 0x80000000) if data_type is D.FLOAT32 else \
+            (0x7FFF, 0x7C00, 0x8000)
+        return (f"fn is_nan_raw(r: u32) -> bool {{ return (r & {magnitude:#x}u) > {infinity:#x}u; }}\n"
+                f"fn order_key(r: u32) -> i32 {{ let m = i32(r & {magnitude:#x}u); "
+                f"return select(m, -1 - m, r >= {sign:#x}u); }}\n"
+                f"fn value_key(r: u32) -> i32 {{ let m = i32(r & {magnitude:#x}u); "
+                f"return select(m, -m, r >= {sign:#x}u); }}\n")
+    ct = wgsl.COMPUTE_TYPE[data_type]
+    return (f"fn is_nan_raw(r: {raw}) -> bool {{ return false; }}\n"
+            f"fn order_key(r: {raw}) -> {ct} {{ return from_raw_{data_type.name}(r); }}\n"
+            f"fn value_key(r: {raw}) -> {ct} {{ return from_raw_{data_type.name}(r); }}\n")
+
+
+@dataclass(frozen=True)
+class StateSource:
+    """A function's state in WGSL, and how it travels through scratch as `words` u32 words: `to_words` are
+    expressions of the state `s`, `from_words` an expression of w0, w1, ..."""
+
+    text: str
+    to_words: tuple[str, ...]
+    from_words: str
+
+    @property
+    def words(self) -> int:
+        return len(self.to_words)
+
+    def scratch_functions(self) -> str:
+        """state_store(slot, s) and state_load(slot) over the `scratch` buffer."""
+        count = self.words
+        stores = "".join(f"    scratch[i + {k}u] = {word};\n" for k, word in enumerate(self.to_words))
+        loads = "".join(f"    let w{k} = scratch[i + {k}u];\n" for k in range(count))
+        return (f"fn state_store(slot: u32, s: State) {{\n    let i = slot * {count}u;\n{stores}}}\n"
+                f"fn state_load(slot: u32) -> State {{\n    let i = slot * {count}u;\n{loads}"
+                f"    return {self.from_words};\n}}\n")
+
+
+def _raw_words(data_type: DataType, value: str) -> tuple[tuple[str, ...], str]:
+    """(words of a raw value expression, the raw value from words starting at w0)."""
+    if data_type.element_size == 8:
+        return (f"{value}.x", f"{value}.y"), "vec2<u32>(w0, w1)"
+    return (value,), "w0"
+
+
+def state_source(function: ReduceFunction, source: DataType, result: DataType, reduced_at: int) -> StateSource:
+    """The state of `function` reducing `source` into `result`; the reduced element count N is P[reduced_at]."""
+    out, raw_out = result.name, wgsl.raw_type(result)
+    if function in _ARG:
+        highest = function is R.ARGMIN
+        index_raw = "vec2<u32>(i, 0u)" if result.element_size == 8 else "i"
+        text = _key_functions(source) + template(
+            "reduce_arg.wgsl", RAW_IN=wgsl.raw_type(source), RAW_OUT=raw_out,
+            IDENTITY=_lowest_or_highest(source, highest), BETTER="<" if highest else ">", INDEX_RAW=index_raw)
+        words, raw_from = _raw_words(source, "s.raw")
+        count = len(words)
+        return StateSource(text, (*words, "s.index"), f"State({raw_from}, w{count})")
+    if function in (R.MIN, R.MAX):
+        highest = function is R.MIN
+        text = _key_functions(source) + template(
+            "reduce_extreme.wgsl", RAW_IN=wgsl.raw_type(source), IDENTITY=_lowest_or_highest(source, highest),
+            BETTER="<" if highest else ">")
+        words, raw_from = _raw_words(source, "s")
+        return StateSource(text, words, raw_from)
+    if function is R.LOG_SUM_EXP:
+        text = template("reduce_lse.wgsl", OUT=out, RAW_OUT=raw_out)
+        return StateSource(text, ("bitcast<u32>(s.m)", "bitcast<u32>(s.hi)", "bitcast<u32>(s.lo)"),
+                           "State(bitcast<f32>(w0), bitcast<f32>(w1), bitcast<f32>(w2))")
+    if source.is_float and function in _FLOAT_SUMS:
+        finish = {R.AVERAGE: f"csum_divide(s, f32(P[{reduced_at}u]))", R.L2: "csum_sqrt(s)",
+                  R.LOG_SUM: "csum_log(s)"}.get(function, "csum_value(s)")
+        text = template("reduce_sum.wgsl", TERM=_FLOAT_SUMS[function], FINISH=finish, OUT=out, RAW_OUT=raw_out)
+        return StateSource(text, ("bitcast<u32>(s.x)", "bitcast<u32>(s.y)"),
+                           "vec2<f32>(bitcast<f32>(w0), bitcast<f32>(w1))")
+    # One value of the computation type: float MULTIPLY, and the integer SUM, MULTIPLY, L1, SUM_SQUARE.
+    ct = wgsl.COMPUTE_TYPE[source]
+    multiply = function is R.MULTIPLY
+    term = {R.L1: "v" if ct[0] in "uf" else "select(v, -v, v < State(0))", R.SUM_SQUARE: "v * v"}.get(function, "v")
+    text = template("reduce_plain.wgsl", CT=ct, IDENTITY=f"{ct}({int(multiply)})", TERM=term,
+                    COMBINE="a * b" if multiply else "a + b", OUT=out, RAW_OUT=raw_out)
+    if ct == "f32":
+        return StateSource(text, ("bitcast<u32>(s)",), "bitcast<f32>(w0)")
+    words, raw_from = _raw_words(source, f"to_raw_{source.name}(s)")
+    return StateSource(text, words, f"from_raw_{source.name}({raw_from})")
+
+
+# -- the kernel -------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """One dispatch: its WGSL, its bindings by name ("x", "scratch", "out"), parameters and work-group counts."""
+
+    source: str
+    bindings: tuple[str, ...]
+    params: np.ndarray[Any, Any]
+    groups: tuple[int, int]
+
+
+class ReduceKernel(GpuKernel):
+    def __init__(self, context: GpuContext, desc: ReduceOperatorDesc) -> None:
+        super().__init__(context, desc)
+        plan = ReducePlan.of(desc)
+        if plan.reduced > MAX_BLOCK:
+            raise UnsupportedError(f"{desc.label}: each output element reduces {plan.reduced} input elements; the "
+                                   f"gpu backend reduces at most {MAX_BLOCK} per output element")
+        self.plan = plan
+        self.function = desc.function
+        self.source_type = desc.input_tensor.data_type
+        self.result_type = desc.output_tensor.data_type
+        self.packed = self.result_type.element_size < 4
+        self.steps: list[Step] = []
+        self._scratch: Any = None
+        self._choose()
+        for step in self.steps:
+            context.pipeline(step.source, len(step.bindings))
+
+    # -- choosing the passes ------------------------------------------------------------------------------------------
+
+    def _choose(self) -> None:
+        plan = self.plan
+        kept_stride, inner_stride = plan.kept[-1][1], plan.inner[1]
+        # Neighbouring outputs are neighbours in memory and the reduced axis is not: lanes should run over outputs.
+        output_fast = plan.outputs > 1 and 0 < kept_stride < inner_stride
+        if plan.reduced <= DIRECT_MAX_BLOCK or (output_fast and plan.outputs >= DIRECT_MIN_OUTPUTS):
+            self._direct()
+            return
+        if output_fast:
+            per_group = min(WORKGROUP_SIZE, _power_of_two_at_least(plan.outputs))
+            parts = WORKGROUP_SIZE // per_group
+        else:
+            # About PER_PART elements each: fewer tree levels for short blocks, more outputs per work-group.
+            parts = _parts(plan.reduced)
+            per_group = WORKGROUP_SIZE // parts
+        output_groups = -(-plan.outputs // per_group)
+        chunks = 1
+        if output_groups < TARGET_GROUPS:
+            chunks = max(1, min(-(-TARGET_GROUPS // output_groups), plan.reduced // (parts * MIN_PER_INVOCATION)))
+        words = self._state(0).words
+        limit = self.context.max_binding_size
+        while chunks > 1 and chunks * plan.outputs * words * 4 > limit:
+            chunks //= 2
+        if chunks == 1 and self.packed and plan.outputs * words * 4 > limit:
+            self._direct()      # no scratch can hold the states; one invocation per output needs none
+            return
+        chunk = -(-plan.reduced // chunks)
+        chunks = -(-plan.reduced // chunk)
+        self._scratch = self.scratch(chunks * plan.outputs * words * 4 if chunks > 1 or self.packed else 16)
+        final = not self.packed
+        if chunks == 1:
+            self._tree("reduce_fold_input.wgsl", plan.reduced, parts, output_fast, output_groups, 1, plan.reduced,
+                       final)
+        else:
+            self._tree("reduce_fold_input.wgsl", plan.reduced, parts, output_fast, output_groups, chunks, chunk,
+                       False)
+            if chunks <= COMBINE_MAX_CHUNKS:
+                self._combine(chunks)
+                return
+            # Many chunks: a tree over their states too, one work-group per output (or several outputs per group),
+            # which leaves each output's state in its chunk-0 slot (or the finished result in the output).
+            parts = _parts(chunks)
+            per_group = WORKGROUP_SIZE // parts
+            self._tree("reduce_fold_states.wgsl", chunks, parts, False, -(-plan.outputs // per_group), 1, chunks,
+                       final)
+        if not final:
+            self._combine(1)
+
+    def _state(self, reduced_at: int) -> StateSource:
+        return state_source(self.function, self.source_type, self.result_type, reduced_at)
+
+    def _header(self, params: Params, block: int = 0, chunks: int = 1, chunk: int = 0, parts: int = 1,
+                output_fast: bool = False, final: bool = False, groups: int = 0) -> dict[str, int]:
+        """The scalars and layout blocks every pass reads, at positions that depend only on the binding count (so
+        the WGSL, and its pipeline, is shared by every descriptor with the same types and function)."""
+        plan = self.plan
+        start = params.add(plan.outputs, plan.reduced, block, plan.inner[0], plan.inner[1], chunks, chunk, parts,
+                           int(output_fast), int(final), groups)
+        params.add_f32(1.0)
+        names = ("OUTPUTS", "REDUCED", "BLOCK", "INNER_SIZE", "INNER_STRIDE", "CHUNKS", "CHUNK", "PARTS",
+                 "OUTPUT_FAST", "FINAL", "GROUPS", "ONE")
+        positions = {name: start + index for index, name in enumerate(names)}
+        positions["KEPT"] = params.add_tensor([size for size, _ in plan.kept], [stride for _, stride in plan.kept])
+        positions["OUTER"] = params.add_tensor([size for size, _ in plan.outer], [stride for _, stride in plan.outer])
+        return positions
+
+    def _common(self, positions: dict[str, int]) -> list[str]:
+        """The data types' converters and the shared helpers, after the bindings."""
+        return [wgsl.prelude({self.source_type, self.result_type}), COMMON,
+                template("reduce_math.wgsl", **positions)]
+
+    def _direct(self) -> None:
+        params = Params(2)
+        positions = self._header(params)
+        output = Output(self.output_descs[0], "out", 1, params)
+        text = "".join([
+            wgsl.params_binding(2), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0), output.declarations(),
+            *self._common(positions), self._state(positions["REDUCED"]).text,
+            template("reduce_walk.wgsl", **positions),
+            template("reduce_direct.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
+        self.steps.append(Step(text, ("x", "out"), params.array(), output.groups()))
+
+    def _tree(self, fold: str, block: int, parts: int, output_fast: bool, output_groups: int, chunks: int,
+              chunk: int, final: bool) -> None:
+        """A work-group tree pass (reduce_tree.wgsl) folding `block` items per output with `fold` (the input's
+        elements, or pass 1's states)."""
+        bindings: tuple[str, ...] = ("x", "scratch") if self.packed else ("x", "scratch", "out")
+        params = Params(len(bindings))
+        total = output_groups * chunks
+        positions = self._header(params, block, chunks, chunk, parts, output_fast, final, total)
+        state = self._state(positions["REDUCED"])
+        if self.packed:
+            write = template("reduce_write_scratch.wgsl", **positions)
+            declarations = ""
+        else:
+            write = template("reduce_write_final.wgsl", OUT=params.add_desc(self.output_descs[0]), **positions)
+            declarations = wgsl.buffer("out", 2) + wgsl.stores("out", self.result_type, 2)
+        text = "".join([
+            wgsl.params_binding(len(bindings)), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0),
+            wgsl.buffer("scratch", 1), declarations, *self._common(positions), state.text, state.scratch_functions(),
+            write, template("reduce_walk.wgsl", **positions), template(fold, **positions),
+            template("reduce_tree.wgsl", **positions)])
+        self.steps.append(Step(text, bindings, params.array(), group_counts(total, 1)))
+
+    def _combine(self, chunks: int) -> None:
+        # The input is bound too, unread, so that the state's element loads (state_add) resolve.
+        params = Params(3)
+        positions = self._header(params, chunks=chunks)
+        output = Output(self.output_descs[0], "out", 2, params)
+        state = self._state(positions["REDUCED"])
+        text = "".join([
+            wgsl.params_binding(3), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0),
+            wgsl.buffer("scratch", 1), output.declarations(), *self._common(positions), state.text,
+            state.scratch_functions(),
+            template("reduce_combine.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
+        self.steps.append(Step(text, ("x", "scratch", "out"), params.array(), output.groups()))
+
+    # -- recording ----------------------------------------------------------------------------------------------------
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        source = inputs[0]
+        assert source is not None
+        named = {"x": source, "out": outputs[0], "scratch": self._scratch}
+        for step in self.steps:
+            recorder.dispatch(step.source, [named[name] for name in step.bindings], step.params, step.groups)
+
+
+def _parts(count: int) -> int:
+    """Invocations per output where they run along the folded sequence: about PER_PART items each, at most all."""
+    return min(WORKGROUP_SIZE, _power_of_two_at_least(-(-count // PER_PART)))
+
+
+def _power_of_two_at_least(value: int) -> int:
+    return 1 << (value - 1).bit_length() if value > 1 else 1
+
+
+def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> ReduceKernel:
+    assert isinstance(desc, ReduceOperatorDesc)
+    return ReduceKernel(context, desc)

@@ -1,0 +1,52 @@
+// REDUCE: work-group tree reductions, over the input (pass 1) or over pass 1's partial states (the merge pass).
+// A work-group of 256 invocations serves 256 / PARTS outputs with PARTS invocations each, on one chunk (CHUNK
+// consecutive indices of the BLOCK-long sequence each output folds) of them: invocation `part` folds indices part,
+// part + PARTS, ... of the chunk (`fold`), then the PARTS states of each output are combined in workgroup memory
+// by a fixed binary tree (no subgroup operations, no atomics: the order is the same on every adapter and every
+// run). With OUTPUT_FAST the outputs are the fast-varying lane index (neighbouring outputs lie side by side in
+// memory), else the parts are (the reduced axis is the contiguous one). Work-group w takes output group
+// w / CHUNKS, chunk w % CHUNKS; part 0 hands the combined state to write_result.
+// Placeholders: GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (positions in P).
+var<workgroup> partials: array<State, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+    let w = wid.x + wid.y * groups.x;
+    if (w >= P[{GROUPS}u]) { return; }
+    let outputs = P[{OUTPUTS}u];
+    let chunks = P[{CHUNKS}u];
+    let parts = P[{PARTS}u];
+    let per_group = 256u / parts;
+    let output_group = w / chunks;
+    let c = w - output_group * chunks;
+    var slot: u32;
+    var part: u32;
+    if (P[{OUTPUT_FAST}u] != 0u) {
+        slot = lane % per_group;
+        part = lane / per_group;
+    } else {
+        part = lane % parts;
+        slot = lane / parts;
+    }
+    let o = output_group * per_group + slot;
+    let n = P[{BLOCK}u];
+    let r0 = c * P[{CHUNK}u];
+    let r1 = r0 + min(P[{CHUNK}u], n - r0);
+    var s = state_identity();
+    if (o < outputs && part < r1 - r0) {
+        s = fold(o, r0 + part, r1, parts, s);
+    }
+    let home = slot * parts;
+    partials[home + part] = s;
+    workgroupBarrier();
+    for (var half = parts / 2u; half > 0u; half /= 2u) {
+        if (part < half) {
+            partials[home + part] = state_combine(partials[home + part], partials[home + part + half]);
+        }
+        workgroupBarrier();
+    }
+    if (part == 0u && o < outputs) {
+        write_result(o, c, partials[home]);
+    }
+}
