@@ -798,6 +798,59 @@ def check_raw_buffers(case: MvnCase, data: st.DataObject) -> None:
     check_result(case, read_buffer(out_buffer, dtype, case.sizes, case.strides[3], byte_offset=out_offset))
 
 
+@pytest.mark.parametrize(("normalize", "epsilon"), [(True, 0.0), (True, 1e-5), (False, 0.0)])
+def test_large_groups_merged_from_chunks(normalize: bool, epsilon: float) -> None:
+    # Groups of 300000 elements: their statistics are taken in many parts (several GPU work-groups, merged in a
+    # second pass; several blocks on the CPU), which must merge right for each kind of data: 1e4 + small noise (a
+    # mean rounded to FLOAT32 would be off by ~5% of the noise), magnitudes near FLOAT32's largest in one half and
+    # 1e30 times smaller in the other (parts of very different scales), subnormal data, a constant row (Epsilon 0:
+    # 0 / 0 = NaN; else Bias, here 0), a constant row near 1e30 (Epsilon 1e-5 is then far below the values' own
+    # precision, and rstd must stay finite), a row with one +inf (mean +inf, variance NaN) and ordinary data.
+    rng = np.random.default_rng(13)
+    n = 300_000
+    x = np.empty((8, n), np.float32)
+    x[0] = 1e4 + rng.standard_normal(n) * 1e-2
+    x[1] = rng.uniform(-1, 1, n) * 3e38
+    x[1, n // 2:] *= np.float32(1e-30)
+    x[2] = rng.integers(-40, 40, n) * 1e-42
+    x[3] = 2.5
+    x[4] = 1e30
+    x[5] = rng.standard_normal(n)
+    x[5, 123_457] = np.inf
+    x[6] = rng.standard_normal(n) * 30 + 5
+    x[7] = -1e4 + rng.standard_normal(n) * 1e-2
+    case = MvnCase("6_4", "FLOAT32", (8, n), (1,), None, None, (None, None, None, None), normalize,
+                   _float32(epsilon), None, "large", x, None, None)
+    (got,) = compile_case(case)(x, None, None)
+    check_result(case, got)
+    assert np.isnan(got[3]).all() == (normalize and epsilon == 0.0)
+    assert np.isnan(got[4]).all() == (normalize and epsilon == 0.0)
+    if not normalize:
+        assert np.isneginf(np.delete(got[5], 123_457)).all() and np.isnan(got[5, 123_457])
+
+
+def test_large_groups_float16_with_gelu_scale_and_bias() -> None:
+    # FLOAT16 through the chunked statistics, per-element Scale and Bias (a broadcast row) and GELU, the output
+    # rounded once, at an odd element offset in a buffer whose other bytes must not change.
+    rng = np.random.default_rng(17)
+    n = 300_000
+    x = (1000 + rng.standard_normal((2, n)) * 1.0).astype(np.float16)
+    x[1] = (rng.standard_normal(n) * 3 - 1).astype(np.float16)
+    scale = (rng.standard_normal((1, n)) * 0.5 + 1).astype(np.float16)
+    bias = (rng.standard_normal((1, n)) * 0.25).astype(np.float16)
+    case = MvnCase("6_4", "FLOAT16", (2, n), (1,), (1, n), (1, n), (None, None, None, None), True,
+                   _float32(1e-5), ("GELU", ()), "large", x, scale, bias)
+    offset = 48  # a multiple of 16 bytes, as DML requires, but not of the adapter's binding alignment
+    out_buffer = sentinel_bytes(offset + x.nbytes + 6, seed=5)
+    before = out_buffer.copy()
+    compile_case(case).execute([dml.Binding(x), dml.Binding(scale), dml.Binding(bias)],
+                               [dml.Binding(out_buffer, offset=offset)])
+    outside = np.ones(len(out_buffer), bool)
+    outside[offset:offset + x.nbytes] = False
+    assert np.array_equal(out_buffer[outside], before[outside]), "bytes outside the output were written"
+    check_result(case, out_buffer[offset:offset + x.nbytes].view(np.float16).reshape(x.shape))
+
+
 @settings(max_examples=30)
 @given(data=st.data())
 def test_variance_of_offset_data(data: st.DataObject) -> None:

@@ -1,0 +1,124 @@
+"""The fusable activations in WGSL: written once here, for every GPU kernel that applies one (MVN's fused
+activation, and the standalone activation operators).
+
+`activation_function(activation, params)` renders `fn activation(v: f32) -> f32` (FLOAT32 in, FLOAT32 out; FLOAT16
+tensors compute in FLOAT32 too) and the elementary functions it needs. An activation's parameters are FLOAT fields:
+they travel rounded to FLOAT32 in the dispatch's parameter buffer, so one pipeline serves every parameter value and
+the shader is specialized only by which activation it applies. Each formula below is ops/activations.py's (the
+ACTIVATIONS table), written so that NaN stays NaN and no intermediate overflows where the result does not.
+
+The elementary functions (activations.wgsl) are polynomial, with constants computed here; GELU's erfc polynomials
+are the ones fitted by tools/fit_gelu.py, imported from the CPU backend, where they live.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+
+from ...ops.activations import ACTIVATION_INFO, ActivationOperatorDesc
+from ...ops.base import OperatorDesc
+from ...types import OperatorType
+from ..cpu import mean_variance_normalization1 as cpu_mvn
+from .elementwise import Params
+from .kernel import template
+
+T = OperatorType
+
+
+def f32_literal(value: float) -> str:
+    """A WGSL expression that is exactly `value` rounded to FLOAT32 (its bits, so no decimal parsing is involved)."""
+    bits = int(np.array([value], np.float32).view(np.uint32)[0])
+    return f"bitcast<f32>({bits:#010x}u)"
+
+
+def _math_constants() -> dict[str, str]:
+    ln2 = math.log(2.0)
+    # ln 2 in two parts: the high one has 9 significant bits, so k * LN2_HI is exact for |k| < 2^15.
+    ln2_hi = round(ln2 * 512.0) / 512.0
+    values = {
+        "EXP_LOW": -104.0,     # exp below this is under half the smallest FLOAT32 subnormal
+        "EXP_HIGH": 88.8,      # exp beyond 88.73 overflows FLOAT32
+        "LOG2E": 1.0 / ln2, "LN2_HI": ln2_hi, "LN2_LO": ln2 - ln2_hi, "LN2": ln2,
+        "SQRT2_MINUS_1": math.sqrt(2.0) - 1.0,
+    }
+    values |= {f"R{n}": 1.0 / math.factorial(n) for n in range(2, 9)}     # Taylor coefficients
+    values |= {f"O{n}": 1.0 / n for n in (3, 5, 7, 9, 11)}                 # atanh series
+    return {name: f32_literal(value) for name, value in values.items()}
+
+
+def _gelu_constants() -> dict[str, str]:
+    """The CPU backend's GELU constants (FLOAT32 already), by the names activations_gelu.wgsl uses."""
+    names = [f"Y{n}" for n in range(9)] + [f"P{n}" for n in range(6)] + ["GELU_CLAMP", "GELU_OFFSET",
+                                                                          "GELU_HALF_LOG2E"]
+    return {name: f32_literal(float(getattr(cpu_mvn, f"_{name}"))) for name in names}
+
+
+#: Each activation's body, over `v` and its parameters `a`, `b` (struct order: Alpha/Beta, Alpha/Gamma, Steepness,
+#: Bias/Threshold), as ops/activations.py states the formula.
+BODIES: dict[OperatorType, str] = {
+    T.ACTIVATION_IDENTITY: "return v;",
+    T.ACTIVATION_LINEAR: "return a * v + b;",
+    T.ACTIVATION_SIGMOID: "return 1.0 / (1.0 + act_exp(-v));",
+    # max(0, min(a v + b, 1)); a NaN there (a = 0 times an infinite v) stays.
+    T.ACTIVATION_HARD_SIGMOID: "let z = a * v + b;\n"
+                               "    return act_keep_nan(z, select(select(z, 1.0, z > 1.0), 0.0, z < 0.0));",
+    T.ACTIVATION_TANH: "return act_tanh(v);",
+    T.ACTIVATION_SCALED_TANH: "return a * act_tanh(b * v);",
+    T.ACTIVATION_RELU: "return act_keep_nan(v, select(0.0, v, v > 0.0));",
+    T.ACTIVATION_LEAKY_RELU: "return act_keep_nan(v, select(a * v, v, v >= 0.0));",
+    T.ACTIVATION_THRESHOLDED_RELU: "return act_keep_nan(v, select(0.0, v, v > a));",
+    T.ACTIVATION_ELU: "return act_keep_nan(v, select(a * act_expm1(v), v, v >= 0.0));",
+    T.ACTIVATION_CELU: "let negative = a * act_expm1(v / a);\n"
+                       "    return act_keep_nan(v, select(0.0, v, v > 0.0) + select(0.0, negative, negative < 0.0));",
+    # Gamma * (Alpha * exp(x) - Alpha) as Gamma * (Alpha * expm1(x)): no cancellation near 0.
+    T.ACTIVATION_SCALED_ELU: "return act_keep_nan(v, select(b * (a * act_expm1(v)), b * v, v > 0.0));",
+    # ln(1 + e^(s v)) / s = (s > 0 ? max(v, 0) : min(v, 0)) + ln(1 + e^-|s v|) / s: no overflowing s v is divided
+    # back.
+    T.ACTIVATION_SOFTPLUS: "let z = a * v;\n"
+                           "    let linear = select(select(0.0, v, v < 0.0), select(0.0, v, v > 0.0), a > 0.0);\n"
+                           "    return act_keep_nan(z, linear + act_log1p_unit(act_exp(-abs(z))) / a);",
+    # Alpha ln(1 + e^(b v)) = (b v > 0 ? (Alpha b) v : 0) + Alpha ln(1 + e^-|b v|).
+    T.ACTIVATION_PARAMETRIC_SOFTPLUS: "let z = b * v;\n"
+                                      "    let linear = select(0.0, (a * b) * v, z > 0.0);\n"
+                                      "    return act_keep_nan(z, linear + a * act_log1p_unit(act_exp(-abs(z))));",
+    T.ACTIVATION_SOFTSIGN: "return select(v / (1.0 + abs(v)), sign(v), act_is_inf(v));",
+    T.ACTIVATION_SHRINK: "return act_keep_nan(v, select(select(0.0, v + a, v < -b), v - a, v > b));",
+    T.ACTIVATION_GELU: "return act_gelu(v);",
+}
+
+
+def _check_bodies() -> None:
+    """Every fusable activation has a body (a missing one is a bug in this module)."""
+    assert set(BODIES) == set(ACTIVATION_INFO), set(ACTIVATION_INFO) ^ set(BODIES)
+
+
+_check_bodies()
+
+
+@cache
+def _library(name: str) -> str:
+    """The rendered elementary functions ("math") or GELU ("gelu")."""
+    if name == "math":
+        return template("activations.wgsl", **_math_constants())
+    return template("activations_gelu.wgsl", **_gelu_constants())
+
+
+def activation_function(activation: OperatorDesc | None, params: Params) -> str:
+    """WGSL `fn activation(v: f32) -> f32` of `activation` (None: the identity), with the helpers it uses; its
+    parameters (rounded to FLOAT32) are appended to `params`."""
+    if activation is None:
+        return "fn activation(v: f32) -> f32 { return v; }\n"
+    assert isinstance(activation, ActivationOperatorDesc), activation
+    values = [float(np.float32(value)) for value in activation.parameters().values()]
+    parts = [_library("math")]
+    if activation.OPERATOR_TYPE is T.ACTIVATION_GELU:
+        parts.append(_library("gelu"))
+    loads = ""
+    for name, value in zip(("a", "b"), values, strict=False):
+        loads += f"    let {name} = bitcast<f32>(P[{params.add_f32(value)}u]);\n"
+    parts.append(f"// {activation.OPERATOR_TYPE.dml_name}: {activation.info().formula}\n"
+                 f"fn activation(v: f32) -> f32 {{\n{loads}    {BODIES[activation.OPERATOR_TYPE]}\n}}\n")
+    return "".join(parts)

@@ -1,0 +1,201 @@
+"""MEAN_VARIANCE_NORMALIZATION1 on the GPU: statistics per group, then one elementwise pass.
+
+Plan (compile time, descriptor only): the input's dimensions split into the kept ones (one group per coordinate)
+and the normalized ones (Axes); size-1 dimensions are dropped and neighbours that are one run of memory merged, so
+that the statistics pass computes few offsets (none for a contiguous group).
+
+Passes (each shader generic over shapes; specialized by the data type, and the output pass by the activation):
+1. statistics (mean_variance_normalization1_statistics.wgsl): a segment of invocations per group, or per chunk of
+   a large group (at most CHUNK_CAPACITY elements; a large group is cut into enough chunks to give a large GPU
+   work, so its statistics take several work-groups). Each chunk is read once into registers, and its mean (two
+   FLOAT32 parts) and sum of squared deviations M2 are taken in FLOAT32 on values scaled by a power of two (exact,
+   on the bits), around a shift near the mean: data like 1e4 + small noise keep their variance, data near 3e38
+   do not overflow and subnormal data do not vanish. Tree reductions in shared memory, in a fixed order.
+2. merge (only for chunked groups; ..._merge.wgsl): the chunks' records combined with Chan et al.'s update.
+3. output (..._output.wgsl over elementwise.Output): ((x 2^-e - mean_hi) - mean_lo) * rstd * Scale + Bias with
+   the group's record (rstd that of the scaled values; without NormalizeVariance, 1 and the product brought back by
+   2^e before Bias), the fused activation (activations.py), rounded once to the output's type. Input, Scale and
+   Bias are read through their strides (zero along broadcast dimensions); the dimensions of all the tensors are
+   merged where they allow, and an element's coordinates are found once for all of them.
+
+As on the CPU: Epsilon 0 on a constant group gives 0 * inf = NaN; NaN or infinite inputs make their group's mean
+what the float64 sum gives (NaN, or the infinity) and its variance NaN; FLOAT16 computes in FLOAT32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...ops.base import OperatorDesc
+from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
+from ...types import DataType, ExecutionFlags
+from .activations import activation_function
+from .context import Bound, GpuContext, Recorder, group_counts
+from .elementwise import COMMON, Params
+from .kernel import ElementwiseSource, GpuKernel, template
+from .wgsl import buffer, loads, params_binding, prelude
+
+#: Invocations per work-group of the statistics passes.
+WIDTH = 256
+#: Elements each invocation holds in registers in the statistics pass.
+SLOTS = 16
+#: Most elements of one chunk (a segment of WIDTH invocations, SLOTS each).
+CHUNK_CAPACITY = WIDTH * SLOTS
+#: Smallest chunk a large group is cut into to make more work-groups.
+MIN_CHUNK = 1024
+#: Work-groups the statistics pass aims for, to fill a large GPU (an H100 has 132 multiprocessors).
+FILL_WORKGROUPS = 1024
+#: Words of a group's final record and of a chunk's record in the statistics buffer.
+FINAL_WORDS = 4
+RECORD_WORDS = 6
+
+Dim = tuple[int, ...]   # (size, then one element stride per tensor that walks it)
+
+
+def _merged(dims: Sequence[Dim], tensors: int = 1) -> list[Dim]:
+    """Dimensions in order, size-1 ones dropped and neighbours that are one run in every tensor merged (the
+    row-major numbering of the elements is unchanged); a single (1, 0, ...) when none is left (`tensors`: strides
+    per dimension)."""
+    merged: list[Dim] = []
+    for dim in dims:
+        size, strides = dim[0], dim[1:]
+        if size == 1:
+            continue
+        if merged and all(outer == stride * size for outer, stride in zip(merged[-1][1:], strides, strict=True)):
+            merged[-1] = (merged[-1][0] * size, *strides)
+        else:
+            merged.append(dim)
+    return merged or [(1,) + (0,) * tensors]
+
+
+def _add_dims(params: Params, dims: Sequence[Dim]) -> int:
+    return params.add_tensor([size for size, _ in dims], [stride for _, stride in dims])
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+Pass = tuple[str, "np.ndarray[Any, Any]", tuple[int, int]]   # (WGSL source, parameters, work-group counts)
+
+
+class MvnKernel(GpuKernel):
+    def __init__(self, context: GpuContext, desc: MeanVarianceNormalization1OperatorDesc) -> None:
+        super().__init__(context, desc)
+        source = desc.input_tensor
+        sizes, strides, axes = source.sizes, source.element_strides, set(desc.axes)
+        kept = _merged([(size, stride) for d, (size, stride) in enumerate(zip(sizes, strides, strict=True))
+                        if d not in axes])
+        normalized = _merged([(size, stride) for d, (size, stride) in enumerate(zip(sizes, strides, strict=True))
+                              if d in axes])
+        groups = math.prod(dim[0] for dim in kept)
+        count = desc.normalized_element_count
+
+        # Work: one chunk per group where it fits (small groups share a work-group), else enough chunks of a large
+        # group to fill the GPU.
+        if count <= CHUNK_CAPACITY:
+            chunks, chunk = 1, count
+            lanes = min(WIDTH, _next_power_of_two(-(-count // SLOTS)))
+        else:
+            lanes = WIDTH
+            chunks = max(-(-count // CHUNK_CAPACITY), min(-(-count // MIN_CHUNK), -(-FILL_WORKGROUPS // groups)))
+            chunk = -(-count // chunks)
+            chunks = -(-count // chunk)
+        self.chunks = chunks
+        # The statistics buffer: the groups' final records, then (chunked groups) the chunks' records.
+        records = FINAL_WORDS * groups
+        self.stats = self.scratch(4 * (records + (RECORD_WORDS * groups * chunks if chunks > 1 else 0)))
+        self.dummy = self.scratch(16)   # bound for an absent Scale or Bias, never read
+        common = {"N": count, "CHUNKS": chunks, "RECORDS": records, "FINAL": 0,
+                  "NORMALIZE": int(desc.normalize_variance)}
+
+        # 1. statistics
+        params = Params(2)
+        at = {"KEPT": _add_dims(params, kept), "NORM": _add_dims(params, normalized)}
+        at |= {name: params.add(value) for name, value in
+               {**common, "LANES": lanes, "ITEMS": groups * chunks, "CHUNK": chunk}.items()}
+        at["EPS"] = params.add_f32(desc.epsilon)
+        data_type = source.data_type
+        text = "".join([prelude({data_type}), params_binding(2), COMMON, buffer("x", 0), loads("x", data_type, 0),
+                        template("mean_variance_normalization1_scaling.wgsl"),
+                        template("mean_variance_normalization1_finish.wgsl", **at),
+                        template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at)])
+        self.statistics: Pass = (text, params.array(), group_counts(groups * chunks, WIDTH // lanes))
+        context.pipeline(text, 2)
+
+        # 2. the merge of chunked groups' records
+        self.merge: Pass | None = None
+        if chunks > 1:
+            params = Params(1)
+            merge_lanes = min(WIDTH, _next_power_of_two(chunks))
+            at = {name: params.add(value) for name, value in {**common, "LANES": merge_lanes, "GROUPS": groups}.items()}
+            at["EPS"] = params.add_f32(desc.epsilon)
+            text = "".join([params_binding(1), template("mean_variance_normalization1_scaling.wgsl"),
+                            template("mean_variance_normalization1_finish.wgsl", **at),
+                            template("mean_variance_normalization1_merge.wgsl", WIDTH=WIDTH, **at)])
+            self.merge = (text, params.array(), group_counts(groups, WIDTH // merge_lanes))
+            context.pipeline(text, 1)
+
+        self.output = self._output_pass(desc, common)
+        context.pipeline(self.output[0], 5)
+
+    def _output_pass(self, desc: MeanVarianceNormalization1OperatorDesc, common: dict[str, int]) -> Pass:
+        """The elementwise pass. Every tensor's dimensions are merged where all of them allow (the output's too:
+        it is written through an equivalent descriptor), into one layout with a stride per tensor."""
+        source, target = desc.input_tensor, desc.output_tensor
+        sizes, axes = source.sizes, set(desc.axes)
+        weights = [0] * len(sizes)   # each kept dimension's row-major weight among the kept ones: o's group
+        weight = 1
+        for d in range(len(sizes) - 1, -1, -1):
+            if d not in axes:
+                weights[d] = weight
+                weight *= sizes[d]
+        columns: list[Sequence[int]] = [source.element_strides, target.element_strides, weights]
+        for side in (desc.scale_tensor, desc.bias_tensor):
+            # A size-1 dimension of Scale or Bias is broadcast: stride 0 along it.
+            columns.append((0,) * len(sizes) if side is None else tuple(
+                0 if size == 1 else stride for size, stride in zip(side.sizes, side.element_strides, strict=True)))
+        dims = _merged([(size, *(column[d] for column in columns)) for d, size in enumerate(sizes)], len(columns))
+        pad = [0] * (MAX_DIMENSION_COUNT - len(dims))
+        params = Params(5)
+        # LAYOUT: the rank, the sizes, then the strides of Input, group, Scale and Bias (columns 1, 3, 4, 5).
+        at = {"LAYOUT": params.add(len(dims), *(dim[0] for dim in dims), *([1] * len(pad)),
+                                   *(value for k in (1, 3, 4, 5) for value in [*(dim[k] for dim in dims), *pad])),
+              "HAS_SCALE": params.add(int(desc.scale_tensor is not None)),
+              "HAS_BIAS": params.add(int(desc.bias_tensor is not None)),
+              "FINAL": params.add(common["FINAL"]), "NORMALIZE": params.add(common["NORMALIZE"])}
+        body = activation_function(desc.fused_activation, params)
+        merged_target = TensorDesc(target.data_type, tuple(dim[0] for dim in dims), tuple(dim[2] for dim in dims),
+                                   total_tensor_size_in_bytes=target.total_tensor_size_in_bytes)
+        # The statistics buffer is bound like an input tensor of UINT32 words (its loads are what the pass needs).
+        stats_words = TensorDesc(DataType.UINT32, (1,))
+        elementwise = ElementwiseSource([("x", source), ("s", desc.scale_tensor or source),
+                                         ("b", desc.bias_tensor or source), ("stats", stats_words)], merged_target,
+                                        params)
+        text = elementwise.render(template("mean_variance_normalization1_scaling.wgsl") + body + template(
+            "mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name, MAX=MAX_DIMENSION_COUNT, **at))
+        return text, params.array(), elementwise.output.groups()
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        source, scale, bias = inputs
+        assert source is not None
+        text, params, groups = self.statistics
+        recorder.dispatch(text, [source, self.stats], params, groups)
+        if self.merge is not None:
+            text, params, groups = self.merge
+            recorder.dispatch(text, [self.stats], params, groups)
+        text, params, groups = self.output
+        recorder.dispatch(text, [source, self.dummy if scale is None else scale, self.dummy if bias is None else bias,
+                                 self.stats, outputs[0]], params, groups)
+
+
+def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> MvnKernel:
+    """FLOAT32 computation whatever the flags say: ALLOW_HALF_PRECISION_COMPUTATION permits but does not require
+    FLOAT16."""
+    assert isinstance(desc, MeanVarianceNormalization1OperatorDesc)
+    return MvnKernel(context, desc)

@@ -1,0 +1,61 @@
+// MVN output: element o normalized with its group's record (e and k, mean_hi, mean_lo, r; see finish), Scale,
+// the power of two 2^k, Bias (each read through its strides, zero along broadcast dimensions; absent ones are
+// skipped), the fused activation, and one rounding to the output's type.
+// LAYOUT: the rank R of the merged dimensions, MAX sizes, then MAX strides for each of Input, Scale, Bias and the
+// group index (each kept dimension's row-major weight among the kept dimensions, 0 along Axes): o's coordinates
+// are found once and give all four offsets.
+fn value(o: u32) -> u32 {
+    var rest = o;
+    var x = 0u;
+    var s = 0u;
+    var b = 0u;
+    var g = 0u;
+    for (var d = i32(P[{LAYOUT}u]) - 1; d >= 0; d--) {
+        let k = {LAYOUT}u + 1u + u32(d);
+        let size = P[k];
+        let next = rest / size;
+        let c = rest - next * size;
+        rest = next;
+        x += c * P[k + {MAX}u];
+        g += c * P[k + 2u * {MAX}u];
+        s += c * P[k + 3u * {MAX}u];
+        b += c * P[k + 4u * {MAX}u];
+    }
+    let record = P[{FINAL}u] + 4u * g;
+    let exponents = load_raw_stats(record);
+    let e = bitcast<i32>(exponents << 16u) >> 16u;
+    var k = bitcast<i32>(exponents) >> 16u;
+    let mean_hi = bitcast<f32>(load_raw_stats(record + 1u));
+    let mean_lo = bitcast<f32>(load_raw_stats(record + 2u));
+    let r = bitcast<f32>(load_raw_stats(record + 3u));
+    let x_bits = bitcast<u32>(load_x(x));
+    var v = ((scaled(x_bits, e) - mean_hi) - mean_lo) * r;
+    // Whether v's exact value is finite (the FLOAT32 one may have overflowed): then an infinite Bias is the sum.
+    var finite = is_finite(x_bits) && is_finite(bitcast<u32>(mean_hi)) && is_finite(bitcast<u32>(r));
+    if (P[{HAS_SCALE}u] != 0u) {
+        // Scale's own power of two joins 2^k: v * Scale rounded once, with no overflow or underflow on the way
+        // that the result does not have (a subnormal Scale times a large deviation, say).
+        let bits = bitcast<u32>(load_s(s));
+        if (is_finite(bits)) {
+            let exponent = exponent_of(bits & 0x7fffffffu);
+            v = v * scaled(bits, exponent);
+            k += exponent;
+        } else {
+            // An infinite Scale makes the result an infinity of the deviation's sign (NaN for a zero deviation).
+            // A deviation negligible next to the group's largest value is 0 among the scaled values: its sign
+            // then comes from the data's own scale.
+            if (v == 0.0) {
+                let deviation = (bitcast<f32>(x_bits) - times_pow2(mean_hi, e)) - times_pow2(mean_lo, e);
+                v = select(deviation, deviation * r, !is_finite(bitcast<u32>(r)));
+            }
+            v = v * bitcast<f32>(bits);
+            finite = false;
+        }
+    }
+    if (k != 0) { v = times_pow2(v, k); }
+    if (P[{HAS_BIAS}u] != 0u) {
+        let c = load_b(b);
+        v = select(v + c, c, finite && (bitcast<u32>(c) & 0x7fffffffu) == 0x7f800000u);
+    }
+    return to_raw_{TYPE}(activation(v));
+}
