@@ -41,6 +41,7 @@ from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
+from ..plans import gather_plan
 from .memory_kernels import (
     LINE_BYTES,
     PARALLEL_LAUNCH,
@@ -70,33 +71,13 @@ _PREFETCH_LINES = 16
 _PARALLEL_BYTES = 1 << 20
 
 
-def _merge(sizes: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
-    """Drops size-1 dimensions and merges neighbours that are contiguous (outer stride = inner stride x inner
-    size) in every stride list, keeping the row-major order of what remains. Never returns zero dimensions."""
-    kept = [d for d, size in enumerate(sizes) if size != 1]
-    merged_sizes: list[int] = []
-    merged_strides: list[list[int]] = [[] for _ in strides]
-    for d in kept:
-        if merged_sizes and all(s[d] * sizes[d] == m[-1] for s, m in zip(strides, merged_strides, strict=True)):
-            merged_sizes[-1] *= sizes[d]
-            for s, m in zip(strides, merged_strides, strict=True):
-                m[-1] = s[d]
-        else:
-            merged_sizes.append(sizes[d])
-            for s, m in zip(strides, merged_strides, strict=True):
-                m.append(s[d])
-    if not merged_sizes:  # one element: call it a contiguous run of 1
-        return [1], [[1] for _ in strides]
-    return merged_sizes, merged_strides
-
-
 def _i64(values: Sequence[int]) -> Int64Array:
     return np.asarray(values, dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class GatherPlan:
-    """The three dimension groups of a gather (see the module docstring), as int64 arrays for numba."""
+    """The gather's dimension groups (backends/plans.py), as int64 arrays for numba."""
 
     outer_sizes: Int64Array
     outer_indices_strides: Int64Array
@@ -112,27 +93,13 @@ class GatherPlan:
 
 
 def make_plan(desc: GatherNd1OperatorDesc) -> GatherPlan:
-    source, indices, result = desc.input_tensor, desc.indices_tensor, desc.output_tensor
-    rank = source.dimension_count
-    batch, tuple_size = desc.batch_dimension_count, desc.index_tuple_size
-    in_sizes = source.sizes[rank - desc.input_dimension_count:]
-    in_strides = source.element_strides[rank - desc.input_dimension_count:]
-    ix_sizes = indices.sizes[rank - desc.indices_dimension_count:]
-    ix_strides = indices.element_strides[rank - desc.indices_dimension_count:]
-    outer_count = len(ix_sizes) - 1
-    rest_count = len(in_sizes) - batch - tuple_size
-    # The output's meaningful dims are the outer ones, then the rest; its leading ones have size 1.
-    out_strides = result.element_strides[rank - outer_count - rest_count:]
-    outer_in_strides = [in_strides[d] if d < batch else 0 for d in range(outer_count)]
-    outer_sizes, (outer_ix, outer_out, outer_in) = _merge(
-        ix_sizes[:-1], ix_strides[:-1], out_strides[:outer_count], outer_in_strides)
-    rest_sizes, (rest_in, rest_out) = _merge(in_sizes[batch + tuple_size:], in_strides[batch + tuple_size:],
-                                             out_strides[outer_count:])
+    """The shared plan (backends/plans.py) as numba's arrays."""
+    plan = gather_plan(desc)
     return GatherPlan(
-        _i64(outer_sizes), _i64(outer_ix), _i64(outer_out), _i64(outer_in),
-        _i64(in_sizes[batch: batch + tuple_size]), _i64(in_strides[batch: batch + tuple_size]), ix_strides[-1],
-        indices.data_type in SIGNED_INDEX_TYPES,
-        _i64(rest_sizes), _i64(rest_in), _i64(rest_out))
+        _i64(plan.outer_sizes), _i64(plan.outer_indices_strides), _i64(plan.outer_output_strides),
+        _i64(plan.outer_input_strides), _i64(plan.coordinate_sizes), _i64(plan.coordinate_strides),
+        plan.tuple_stride, plan.signed, _i64(plan.rest_sizes), _i64(plan.rest_input_strides),
+        _i64(plan.rest_output_strides))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ and raises the BindingError the CPU backend raises, with the same message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from math import prod
 
 import numpy as np
@@ -30,49 +29,15 @@ from ...errors import BindingError
 from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ...types import ExecutionFlags
+from ..plans import GatherPlan, gather_plan
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
-from .index_tensors import index_functions, merge_dimensions
+from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, template
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The three dimension groups (see the module docstring)."""
-
-    outer_sizes: list[int]
-    outer_indices_strides: list[int]
-    outer_input_strides: list[int]
-    coordinate_sizes: list[int]
-    coordinate_strides: list[int]
-    tuple_stride: int
-    rest_sizes: list[int]
-    rest_input_strides: list[int]
-
-    @property
-    def coordinate_count(self) -> int:
-        """Coordinates in the indices: outer positions x tuple size."""
-        return prod(self.outer_sizes) * len(self.coordinate_sizes)
-
-
-def _plan(desc: GatherNd1OperatorDesc) -> _Plan:
-    source, indices = desc.input_tensor, desc.indices_tensor
-    rank = source.dimension_count
-    batch, tuple_size = desc.batch_dimension_count, desc.index_tuple_size
-    in_sizes = source.sizes[rank - desc.input_dimension_count:]
-    in_strides = source.element_strides[rank - desc.input_dimension_count:]
-    ix_sizes = indices.sizes[rank - desc.indices_dimension_count:]
-    ix_strides = indices.element_strides[rank - desc.indices_dimension_count:]
-    outer_count = len(ix_sizes) - 1
-    outer_in = [in_strides[d] if d < batch else 0 for d in range(outer_count)]
-    outer_sizes, (outer_ix, outer_in) = merge_dimensions(ix_sizes[:-1], ix_strides[:-1], outer_in)
-    rest_sizes, (rest_in,) = merge_dimensions(in_sizes[batch + tuple_size:], in_strides[batch + tuple_size:])
-    return _Plan(outer_sizes, outer_ix, outer_in, list(in_sizes[batch: batch + tuple_size]),
-                 list(in_strides[batch: batch + tuple_size]), ix_strides[-1], rest_sizes, rest_in)
-
-
-def _add_outer_and_tuple(params: Params, plan: _Plan) -> tuple[int, int]:
+def _add_outer_and_tuple(params: Params, plan: GatherPlan) -> tuple[int, int]:
     """The outer dimensions' layout block over the indices, and the tuple block (K, tuple stride, K x (size,
     input stride)); returns where each starts."""
     outer_ix = params.add_tensor(plan.outer_sizes, plan.outer_indices_strides)
@@ -86,7 +51,7 @@ class GatherKernel(GpuKernel):
         super().__init__(context, desc)
         self.gather_desc = desc
         source, indices, output = desc.input_tensor, desc.indices_tensor, desc.output_tensor
-        plan = _plan(desc)
+        plan = gather_plan(desc)
         self.plan = plan
 
         params = Params(3)
@@ -107,14 +72,15 @@ class GatherKernel(GpuKernel):
         if debug:
             check_params = Params(2)
             outer_ix, tuple_block = _add_outer_and_tuple(check_params, plan)
-            count = check_params.add(plan.coordinate_count)
+            coordinate_count = prod(plan.outer_sizes) * len(plan.coordinate_sizes)
+            count = check_params.add(coordinate_count)
             self.check_wgsl = "".join([
                 prelude({indices.data_type}), params_binding(2), COMMON, buffer("ix", 0),
                 loads("ix", indices.data_type, 0), index_functions(indices.data_type),
                 template("gather_nd1_check.wgsl", WORKGROUP_SIZE=WORKGROUP_SIZE, COUNT=count, OUTER_IX=outer_ix,
                          TUPLE=tuple_block)])
             self.check_params = check_params.array()
-            self.check_groups = group_counts(plan.coordinate_count)
+            self.check_groups = group_counts(coordinate_count)
             self.status = self.scratch(4)
             context.pipeline(self.check_wgsl, 2)
 

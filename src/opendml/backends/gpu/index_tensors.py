@@ -1,9 +1,6 @@
-"""What ONE_HOT and GATHER_ND1 share on the GPU: reading index tensors as numbers (index_tensors.wgsl) and the
-merging of dimensions that keeps their shaders' divisions few."""
+"""What ONE_HOT and GATHER_ND1 share on the GPU: reading index tensors as numbers (index_tensors.wgsl)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 from ...types import DataType
 from .kernel import template
@@ -22,23 +19,3 @@ def index_functions(index_type: DataType) -> str:
     as `ix` (load_raw_ix rendered beside them)."""
     return template("index_tensors.wgsl", SIGNED="true" if index_type in (DataType.INT32, DataType.INT64) else "false",
                     WORDS=_INDEX_WORDS[index_type])
-
-
-def merge_dimensions(sizes: Sequence[int], *strides: Sequence[int]) -> tuple[list[int], list[list[int]]]:
-    """Drops size-1 dimensions and merges neighbours that are contiguous (outer stride = inner stride x inner size)
-    in every stride list; the row-major order of the elements is unchanged, and every dimension left costs the
-    shader a division. May return no dimension at all (one element)."""
-    merged_sizes: list[int] = []
-    merged_strides: list[list[int]] = [[] for _ in strides]
-    for d, size in enumerate(sizes):
-        if size == 1:
-            continue
-        if merged_sizes and all(s[d] * size == m[-1] for s, m in zip(strides, merged_strides, strict=True)):
-            merged_sizes[-1] *= size
-            for s, m in zip(strides, merged_strides, strict=True):
-                m[-1] = s[d]
-        else:
-            merged_sizes.append(size)
-            for s, m in zip(strides, merged_strides, strict=True):
-                m.append(s[d])
-    return merged_sizes, merged_strides

@@ -14,9 +14,10 @@ from math import prod
 from ...ops.base import OperatorDesc
 from ...ops.one_hot import OneHotOperatorDesc
 from ...types import ExecutionFlags
+from ..plans import merge_dimensions
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
-from .index_tensors import index_functions, merge_dimensions
+from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, template
 from .wgsl import raw_type
 
