@@ -77,8 +77,13 @@ def _layout(tensor: dml.TensorDesc, array: np.ndarray) -> np.ndarray:
 
 
 def _run_threads(work: Callable[[int], Any]) -> list[Any]:
-    barrier = threading.Barrier(THREADS)
-    results: list[Any] = [None] * THREADS
+    return run_threads(work, THREADS)
+
+
+def run_threads(work: Callable[[int], Any], count: int) -> list[Any]:
+    """work(0) ... work(count - 1) on as many threads, started together; their results, or the first error."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
     errors: list[BaseException] = []
 
     def body(index: int) -> None:
@@ -88,7 +93,7 @@ def _run_threads(work: Callable[[int], Any]) -> list[Any]:
         except BaseException as error:  # reported below, in the test's thread
             errors.append(error)
 
-    threads = [threading.Thread(target=body, args=(index,)) for index in range(THREADS)]
+    threads = [threading.Thread(target=body, args=(index,)) for index in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gc
 import re
-import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 from strategies import addressed_byte_mask, build_buffer, read_buffer, sentinel_bytes, tensor_size_in_bytes
+from test_concurrency import run_threads
 
 import opendml as dml
 from opendml.backends import DeviceMemory, HostBuffer
@@ -521,26 +521,7 @@ ROUNDS = 4
 
 
 def _run_threads(work: Callable[[int], Any]) -> list[Any]:
-    barrier = threading.Barrier(THREADS)
-    results: list[Any] = [None] * THREADS
-    errors: list[BaseException] = []
-
-    def body(index: int) -> None:
-        try:
-            barrier.wait(timeout=60)
-            results[index] = work(index)
-        except BaseException as error:  # re-raised in the test's thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=body, args=(index,)) for index in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert not any(thread.is_alive() for thread in threads), "a dispatch thread hung"
-    if errors:
-        raise errors[0]
-    return results
+    return run_threads(work, THREADS)
 
 
 @pytest.mark.parametrize("memory", ["device", "host"])

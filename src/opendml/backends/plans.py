@@ -3,9 +3,10 @@ dimension groups. Backends turn them into their own form (numba's int64 arrays, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import BindingError
 from ..ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 
 
@@ -70,3 +71,26 @@ def gather_plan(desc: GatherNd1OperatorDesc) -> GatherPlan:
     return GatherPlan(outer_sizes, outer_ix, outer_out, outer_in, list(in_sizes[batch: batch + tuple_size]),
                       list(in_strides[batch: batch + tuple_size]), ix_strides[-1],
                       indices.data_type in SIGNED_INDEX_TYPES, rest_sizes, rest_in, rest_out)
+
+
+def gather_out_of_range(desc: GatherNd1OperatorDesc, position: int, coordinate: int,
+                        index_at: Callable[[int], int]) -> BindingError:
+    """A debug device's refusal of coordinate `coordinate` of the tuple at row-major outer `position` (DECISIONS
+    21); `index_at(offset)` reads the indices' element at an element offset, for the value."""
+    tensor = desc.indices_tensor
+    rank = tensor.dimension_count
+    meaningful = tensor.sizes[rank - desc.indices_dimension_count:]
+    outer: list[int] = []
+    for size in reversed(meaningful[:-1]):  # unravel the row-major position over the outer dims
+        outer.append(position % size)
+        position //= size
+    logical = [0] * (rank - desc.indices_dimension_count) + outer[::-1] + [coordinate]
+    offset = sum(index * stride for index, stride in zip(logical, tensor.element_strides, strict=True))
+    value = index_at(offset)
+    input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
+    size = desc.input_tensor.sizes[input_dim]
+    allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
+    return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
+                        f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
+                        f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "
+                        f"written")

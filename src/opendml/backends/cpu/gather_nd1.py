@@ -36,12 +36,11 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import BindingError
 from ...ops.base import OperatorDesc
-from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
+from ...ops.gather_nd1 import GatherNd1OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
-from ..plans import gather_plan
+from ..plans import gather_out_of_range, gather_plan
 from .memory_kernels import (
     LINE_BYTES,
     PARALLEL_LAUNCH,
@@ -421,28 +420,9 @@ class GatherKernel:
                                                     plan.outer_indices_strides, plan.coordinate_sizes,
                                                     plan.tuple_stride, plan.signed)
         if position >= 0:
-            raise self._out_of_range(indices, int(position), int(coordinate))
+            raise gather_out_of_range(self.desc, int(position), int(coordinate), lambda at: int(indices[at]))
         self(inputs, outputs)
 
-    def _out_of_range(self, indices: FlatArray, position: int, coordinate: int) -> BindingError:
-        desc = self.desc
-        tensor = desc.indices_tensor
-        rank = tensor.dimension_count
-        meaningful = tensor.sizes[rank - desc.indices_dimension_count:]
-        outer: list[int] = []
-        for size in reversed(meaningful[:-1]):  # unravel the row-major position over the outer dims
-            outer.append(position % size)
-            position //= size
-        logical = [0] * (rank - desc.indices_dimension_count) + outer[::-1] + [coordinate]
-        offset = sum(index * stride for index, stride in zip(logical, tensor.element_strides, strict=True))
-        value = int(indices[offset])
-        input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
-        size = desc.input_tensor.sizes[input_dim]
-        allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
-        return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
-                            f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
-                            f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "
-                            f"written")
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:

@@ -25,11 +25,10 @@ from math import prod
 
 import numpy as np
 
-from ...errors import BindingError
 from ...ops.base import OperatorDesc
-from ...ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
+from ...ops.gather_nd1 import GatherNd1OperatorDesc
 from ...types import ExecutionFlags
-from ..plans import GatherPlan, gather_plan
+from ..plans import GatherPlan, gather_out_of_range, gather_plan
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
 from .index_tensors import index_functions
@@ -100,31 +99,15 @@ class GatherKernel(GpuKernel):
         first = int(np.frombuffer(context.read(self.status, 0, 4), np.uint32)[0])
         if first != NONE:
             tuple_size = len(self.plan.coordinate_sizes)
-            raise self._out_of_range(indices, first // tuple_size, first % tuple_size)
+            raise gather_out_of_range(self.gather_desc, first // tuple_size, first % tuple_size,
+                                      lambda at: self._index_at(indices, at))
 
-    def _out_of_range(self, indices: Bound, position: int, coordinate: int) -> BindingError:
-        """The CPU backend's message for coordinate `coordinate` of the tuple at row-major outer `position`."""
-        desc = self.gather_desc
-        tensor = desc.indices_tensor
-        rank = tensor.dimension_count
-        meaningful = tensor.sizes[rank - desc.indices_dimension_count:]
-        outer: list[int] = []
-        for size in reversed(meaningful[:-1]):
-            outer.append(position % size)
-            position //= size
-        logical = [0] * (rank - desc.indices_dimension_count) + outer[::-1] + [coordinate]
-        offset = sum(index * stride for index, stride in zip(logical, tensor.element_strides, strict=True))
-        dtype = tensor.data_type.numpy_dtype
+    def _index_at(self, indices: Bound, offset: int) -> int:
+        """The indices' element at an element offset, read back from the device."""
+        dtype = self.gather_desc.indices_tensor.data_type.numpy_dtype
         raw = self.context.read(indices.handle, indices.bind_offset + (indices.base + offset) * dtype.itemsize,
                                 dtype.itemsize)
-        value = int(np.frombuffer(raw, dtype)[0])
-        input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
-        size = desc.input_tensor.sizes[input_dim]
-        allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
-        return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
-                            f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
-                            f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "
-                            f"written")
+        return int(np.frombuffer(raw, dtype)[0])
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source, indices = inputs
