@@ -166,14 +166,12 @@ class CompiledOperator:
             if binding is None:
                 raise BindingError(f"{self._label}: {name} is OWNED_BY_DML and must be bound at initialization")
             view = self._view(name, desc, binding, writable=False)[0]
-            if isinstance(view, DeviceRange):
-                # Data bound in device memory stays there: copied into a buffer of its own, uploaded once, so that
-                # executes (and a batch of them) bind it in place.
-                data = np.frombuffer(view.memory.read(), np.uint8)[view.offset: view.offset + view.size]
-                memory = self.operator.device.create_buffer(data)
-                owned[index] = DeviceRange(memory, 0, memory.size)
-                continue
-            owned[index] = view.copy()
+            data = (np.frombuffer(view.memory.read(), np.uint8)[view.offset: view.offset + view.size]
+                    if isinstance(view, DeviceRange) else view.view(np.uint8))
+            # A copy in the device's own memory, made once: on a gpu, executes (and a batch of them) bind it in place.
+            memory = self.operator.device.create_buffer(data)
+            owned[index] = (DeviceRange(memory, 0, memory.size) if isinstance(memory, DeviceMemory)
+                            else np.asarray(memory).view(desc.data_type.numpy_dtype))
         self._owned = owned
 
     def execute(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
