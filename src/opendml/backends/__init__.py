@@ -75,6 +75,16 @@ def host_buffer(source: int | np.ndarray[Any, Any]) -> HostBuffer:
     return np.zeros(source, np.uint8).view(HostBuffer)
 
 
+#: descriptor class name -> the kernel module of each backend (backends/<name>/<module>.py): one module per operator
+KERNEL_MODULES = {
+    "ReduceOperatorDesc": "reduce",
+    "SplitOperatorDesc": "split",
+    "OneHotOperatorDesc": "one_hot",
+    "GatherNd1OperatorDesc": "gather_nd1",
+    "MeanVarianceNormalization1OperatorDesc": "mean_variance_normalization1",
+}
+
+
 class Backend(Protocol):
     name: str
 

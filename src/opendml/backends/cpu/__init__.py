@@ -15,16 +15,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import DeviceMemory, HostBuffer, Kernel, host_buffer
-
-#: descriptor class name -> kernel module in this package
-_KERNEL_MODULES = {
-    "ReduceOperatorDesc": "reduce",
-    "SplitOperatorDesc": "split",
-    "OneHotOperatorDesc": "one_hot",
-    "GatherNd1OperatorDesc": "gather_nd1",
-    "MeanVarianceNormalization1OperatorDesc": "mean_variance_normalization1",
-}
+from .. import KERNEL_MODULES, DeviceMemory, HostBuffer, Kernel, host_buffer
 
 
 class CpuBackend:
@@ -47,7 +38,7 @@ class CpuBackend:
         return nullcontext()
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
-        module_name = _KERNEL_MODULES.get(type(desc).__name__)
+        module_name = KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
         module = importlib.import_module(f"{__name__}.{module_name}")

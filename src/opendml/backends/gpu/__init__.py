@@ -15,20 +15,11 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import DeviceMemory, Kernel
+from .. import KERNEL_MODULES, DeviceMemory, Kernel
 from .context import AdapterInfo, GpuBuffer, GpuContext, get_context, list_adapters
 from .wgsl import needs_int64
 
 __all__ = ["AdapterInfo", "GpuBackend", "list_adapters"]
-
-#: descriptor class name -> kernel module in this package
-_KERNEL_MODULES = {
-    "ReduceOperatorDesc": "reduce",
-    "SplitOperatorDesc": "split",
-    "OneHotOperatorDesc": "one_hot",
-    "GatherNd1OperatorDesc": "gather_nd1",
-    "MeanVarianceNormalization1OperatorDesc": "mean_variance_normalization1",
-}
 
 
 class GpuBackend:
@@ -64,7 +55,7 @@ class GpuBackend:
                                        f"max-storage-buffer-binding-size ({limit} bytes)")
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
-        module_name = _KERNEL_MODULES.get(type(desc).__name__)
+        module_name = KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the gpu backend")
         module = importlib.import_module(f"{__name__}.{module_name}")

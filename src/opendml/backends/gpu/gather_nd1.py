@@ -32,7 +32,7 @@ from ..plans import GatherPlan, gather_out_of_range, gather_plan
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
 from .index_tensors import index_functions
-from .kernel import ElementwiseSource, GpuKernel, template
+from .kernel import ElementwiseSource, GpuKernel, compile_pass, template
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
 
 
@@ -62,10 +62,7 @@ class GatherKernel(GpuKernel):
         text = index_functions(indices.data_type) + template(
             "gather_nd1.wgsl", OUTER_IX=outer_ix, OUTER_IN=outer_in, REST=rest, REST_COUNT=rest_count,
             TUPLE=tuple_block, RAW=raw_type(output.data_type))
-        self.wgsl = elementwise.render(text)
-        self.params = params.array()
-        self.groups = elementwise.output.groups()
-        context.pipeline(self.wgsl, 3)
+        self.main = elementwise.compile(context, text)
 
         self.debug = debug
         if debug:
@@ -73,15 +70,13 @@ class GatherKernel(GpuKernel):
             outer_ix, tuple_block = _add_outer_and_tuple(check_params, plan)
             coordinate_count = prod(plan.outer_sizes) * len(plan.coordinate_sizes)
             count = check_params.add(coordinate_count)
-            self.check_wgsl = "".join([
+            check_wgsl = "".join([
                 prelude({indices.data_type}), params_binding(2), COMMON, buffer("ix", 0),
                 loads("ix", indices.data_type, 0), index_functions(indices.data_type),
                 template("gather_nd1_check.wgsl", WORKGROUP_SIZE=WORKGROUP_SIZE, COUNT=count, OUTER_IX=outer_ix,
                          TUPLE=tuple_block)])
-            self.check_params = check_params.array()
-            self.check_groups = group_counts(coordinate_count)
+            self.check_pass = compile_pass(context, check_wgsl, 2, check_params, group_counts(coordinate_count))
             self.status = self.scratch(4)
-            context.pipeline(self.check_wgsl, 2)
 
     def check(self, inputs: Sequence[Bound | None]) -> None:
         """On a debug device: the first coordinate out of range, found on the device, refused before anything is
@@ -94,7 +89,7 @@ class GatherKernel(GpuKernel):
         context.flush()  # indices written by dispatches recorded earlier in a batch must be there
         context.write(self.status, 0, np.array([NONE], np.uint32))
         recorder = Recorder(context)
-        recorder.dispatch(self.check_wgsl, [indices, self.status], self.check_params, self.check_groups)
+        self.check_pass.record(recorder, [indices, self.status])
         recorder.submit()
         first = int(np.frombuffer(context.read(self.status, 0, 4), np.uint32)[0])
         if first != NONE:
@@ -112,7 +107,7 @@ class GatherKernel(GpuKernel):
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source, indices = inputs
         assert source is not None and indices is not None
-        recorder.dispatch(self.wgsl, [source, indices, outputs[0]], self.params, self.groups)
+        self.main.record(recorder, [source, indices, outputs[0]])
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> GatherKernel:

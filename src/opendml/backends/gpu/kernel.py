@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,24 @@ class GpuKernel:
         return Bound(handle, 0, max(4, total), 0)
 
 
+@dataclass(frozen=True)
+class Pass:
+    """One dispatch as compiled: its WGSL (its pipeline built), parameters and work-group counts."""
+
+    wgsl: str
+    params: np.ndarray[Any, Any]
+    groups: tuple[int, int]
+
+    def record(self, recorder: Recorder, bindings: Sequence[Bound | Any]) -> None:
+        recorder.dispatch(self.wgsl, bindings, self.params, self.groups)
+
+
+def compile_pass(context: GpuContext, wgsl: str, bindings: int, params: Params, groups: tuple[int, int]) -> Pass:
+    """A Pass of `wgsl` over `bindings` storage buffers; its pipeline is built here, at compile time."""
+    context.pipeline(wgsl, bindings)
+    return Pass(wgsl, params.array(), groups)
+
+
 class ElementwiseSource:
     """Assembles the WGSL of an elementwise pass: input buffers with their loads, the output, the operator's
     `value` function and the entry point."""
@@ -109,7 +128,12 @@ class ElementwiseSource:
                  output_slot: int | None = None) -> None:
         self.inputs = list(inputs)
         self.output_slot = len(self.inputs) if output_slot is None else output_slot
+        self.params = params
         self.output = Output(output, "out", self.output_slot, params)
+
+    def compile(self, context: GpuContext, body: str) -> Pass:
+        """The pass of `body` (which defines `value`), bound as the inputs then the output."""
+        return compile_pass(context, self.render(body), len(self.inputs) + 1, self.params, self.output.groups())
 
     def render(self, body: str, extra_types: Sequence[Any] = ()) -> str:
         types = {desc.data_type for _, desc in self.inputs} | {self.output.data_type, *extra_types}

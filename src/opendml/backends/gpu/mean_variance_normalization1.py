@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
 
 from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -37,7 +34,7 @@ from ...types import DataType, ExecutionFlags
 from .activations import activation_function
 from .context import Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Params
-from .kernel import ElementwiseSource, GpuKernel, template
+from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .wgsl import buffer, loads, params_binding, prelude
 
 #: Invocations per work-group of the statistics passes.
@@ -81,9 +78,6 @@ def _next_power_of_two(value: int) -> int:
     return 1 << max(0, (value - 1).bit_length())
 
 
-Pass = tuple[str, "np.ndarray[Any, Any]", tuple[int, int]]   # (WGSL source, parameters, work-group counts)
-
-
 class MvnKernel(GpuKernel):
     def __init__(self, context: GpuContext, desc: MeanVarianceNormalization1OperatorDesc) -> None:
         super().__init__(context, desc)
@@ -125,8 +119,7 @@ class MvnKernel(GpuKernel):
                         template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
                         template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at)])
-        self.statistics: Pass = (text, params.array(), group_counts(groups * chunks, WIDTH // lanes))
-        context.pipeline(text, 2)
+        self.statistics = compile_pass(context, text, 2, params, group_counts(groups * chunks, WIDTH // lanes))
 
         # 2. the merge of chunked groups' records
         self.merge: Pass | None = None
@@ -138,11 +131,9 @@ class MvnKernel(GpuKernel):
             text = "".join([params_binding(1), template("mean_variance_normalization1_scaling.wgsl"),
                             template("mean_variance_normalization1_finish.wgsl", **at),
                             template("mean_variance_normalization1_merge.wgsl", WIDTH=WIDTH, **at)])
-            self.merge = (text, params.array(), group_counts(groups, WIDTH // merge_lanes))
-            context.pipeline(text, 1)
+            self.merge = compile_pass(context, text, 1, params, group_counts(groups, WIDTH // merge_lanes))
 
         self.output = self._output_pass(desc, common)
-        context.pipeline(self.output[0], 5)
 
     def _output_pass(self, desc: MeanVarianceNormalization1OperatorDesc, common: dict[str, int]) -> Pass:
         """The elementwise pass. Every tensor's dimensions are merged where all of them allow (the output's too:
@@ -177,21 +168,18 @@ class MvnKernel(GpuKernel):
         elementwise = ElementwiseSource([("x", source), ("s", desc.scale_tensor or source),
                                          ("b", desc.bias_tensor or source), ("stats", stats_words)], merged_target,
                                         params)
-        text = elementwise.render(template("mean_variance_normalization1_scaling.wgsl") + body + template(
-            "mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name, MAX=MAX_DIMENSION_COUNT, **at))
-        return text, params.array(), elementwise.output.groups()
+        output = template("mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name,
+                          MAX=MAX_DIMENSION_COUNT, **at)
+        return elementwise.compile(self.context, template("mean_variance_normalization1_scaling.wgsl") + body + output)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source, scale, bias = inputs
         assert source is not None
-        text, params, groups = self.statistics
-        recorder.dispatch(text, [source, self.stats], params, groups)
+        self.statistics.record(recorder, [source, self.stats])
         if self.merge is not None:
-            text, params, groups = self.merge
-            recorder.dispatch(text, [self.stats], params, groups)
-        text, params, groups = self.output
-        recorder.dispatch(text, [source, self.dummy if scale is None else scale, self.dummy if bias is None else bias,
-                                 self.stats, outputs[0]], params, groups)
+            self.merge.record(recorder, [self.stats])
+        self.output.record(recorder, [source, self.dummy if scale is None else scale,
+                                      self.dummy if bias is None else bias, self.stats, outputs[0]])
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> MvnKernel:

@@ -40,15 +40,12 @@ class OneHotKernel(GpuKernel):
         text = index_functions(indices.data_type) + template(
             "one_hot.wgsl", BEFORE=before, AFTER=after, AFTER_COUNT=after_count, DEPTH=depth, ON=on,
             RAW=raw_type(output.data_type))
-        self.wgsl = elementwise.render(text)
-        self.params = params.array()
-        self.groups = elementwise.output.groups()
-        context.pipeline(self.wgsl, 3)
+        self.main = elementwise.compile(context, text)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         indices, values = inputs
         assert indices is not None and values is not None
-        recorder.dispatch(self.wgsl, [indices, values, outputs[0]], self.params, self.groups)
+        self.main.record(recorder, [indices, values, outputs[0]])
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> OneHotKernel:

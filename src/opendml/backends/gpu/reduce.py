@@ -45,7 +45,7 @@ from ...types import DataType, ExecutionFlags, ReduceFunction
 from . import wgsl
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Output, Params
-from .kernel import GpuKernel, template
+from .kernel import GpuKernel, Pass, compile_pass, template
 
 R = ReduceFunction
 D = DataType
@@ -222,12 +222,10 @@ def state_source(function: ReduceFunction, source: DataType, result: DataType, r
 
 @dataclass(frozen=True)
 class Step:
-    """One dispatch: its WGSL, its bindings by name ("x", "scratch", "out"), parameters and work-group counts."""
+    """One dispatch: its bindings by name ("x", "scratch", "out") and the compiled pass."""
 
-    source: str
     bindings: tuple[str, ...]
-    params: np.ndarray[Any, Any]
-    groups: tuple[int, int]
+    work: Pass
 
 
 class ReduceKernel(GpuKernel):
@@ -245,10 +243,11 @@ class ReduceKernel(GpuKernel):
         self.steps: list[Step] = []
         self._scratch: Any = None
         self._choose()
-        for step in self.steps:
-            context.pipeline(step.source, len(step.bindings))
 
     # -- choosing the passes ------------------------------------------------------------------------------------------
+
+    def _step(self, wgsl: str, bindings: tuple[str, ...], params: Params, groups: tuple[int, int]) -> Step:
+        return Step(bindings, compile_pass(self.context, wgsl, len(bindings), params, groups))
 
     def _choose(self) -> None:
         plan = self.plan
@@ -330,7 +329,7 @@ class ReduceKernel(GpuKernel):
             *self._common(positions), self._state(positions["REDUCED"]).text,
             template("reduce_walk.wgsl", **positions),
             template("reduce_direct.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
-        self.steps.append(Step(text, ("x", "out"), params.array(), output.groups()))
+        self.steps.append(self._step(text, ("x", "out"), params, output.groups()))
 
     def _tree(self, fold: str, block: int, parts: int, output_fast: bool, output_groups: int, chunks: int,
               chunk: int, final: bool) -> None:
@@ -352,7 +351,7 @@ class ReduceKernel(GpuKernel):
             wgsl.buffer("scratch", 1), declarations, *self._common(positions), state.text, state.scratch_functions(),
             write, template("reduce_walk.wgsl", **positions), template(fold, **positions),
             template("reduce_tree.wgsl", **positions)])
-        self.steps.append(Step(text, bindings, params.array(), group_counts(total, 1)))
+        self.steps.append(self._step(text, bindings, params, group_counts(total, 1)))
 
     def _combine(self, chunks: int) -> None:
         # The input is bound too, unread, so that the state's element loads (state_add) resolve.
@@ -365,7 +364,7 @@ class ReduceKernel(GpuKernel):
             wgsl.buffer("scratch", 1), output.declarations(), *self._common(positions), state.text,
             state.scratch_functions(),
             template("reduce_combine.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
-        self.steps.append(Step(text, ("x", "scratch", "out"), params.array(), output.groups()))
+        self.steps.append(self._step(text, ("x", "scratch", "out"), params, output.groups()))
 
     # -- recording ----------------------------------------------------------------------------------------------------
 
@@ -374,7 +373,7 @@ class ReduceKernel(GpuKernel):
         assert source is not None
         named = {"x": source, "out": outputs[0], "scratch": self._scratch}
         for step in self.steps:
-            recorder.dispatch(step.source, [named[name] for name in step.bindings], step.params, step.groups)
+            step.work.record(recorder, [named[name] for name in step.bindings])
 
 
 def _parts(count: int) -> int:

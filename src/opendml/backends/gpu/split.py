@@ -9,7 +9,7 @@ from ...ops.split import SplitOperatorDesc
 from ...types import ExecutionFlags
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
-from .kernel import ElementwiseSource, GpuKernel, template
+from .kernel import ElementwiseSource, GpuKernel, Pass, template
 from .wgsl import raw_type
 
 
@@ -17,7 +17,7 @@ class SplitKernel(GpuKernel):
     def __init__(self, context: GpuContext, desc: SplitOperatorDesc) -> None:
         super().__init__(context, desc)
         source = desc.input_tensor
-        self.passes: list[tuple[str, Params, tuple[int, int]]] = []
+        self.passes: list[Pass] = []
         for output, offset in zip(desc.output_tensors, desc.offsets, strict=True):
             params = Params(2)
             # The input seen through the output's sizes: same strides, shifted along Axis.
@@ -25,15 +25,13 @@ class SplitKernel(GpuKernel):
             shift = params.add(offset * source.element_strides[desc.axis])
             elementwise = ElementwiseSource([("x", source)], output, params)
             text = template("split.wgsl", IN=block, AXIS_SHIFT=shift, RAW=raw_type(output.data_type))
-            wgsl = elementwise.render(text)
-            context.pipeline(wgsl, 2)
-            self.passes.append((wgsl, params, elementwise.output.groups()))
+            self.passes.append(elementwise.compile(context, text))
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source = inputs[0]
         assert source is not None
-        for (wgsl, params, groups), target in zip(self.passes, outputs, strict=True):
-            recorder.dispatch(wgsl, [source, target], params.array(), groups)
+        for output_pass, target in zip(self.passes, outputs, strict=True):
+            output_pass.record(recorder, [source, target])
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> SplitKernel:
