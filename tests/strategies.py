@@ -233,3 +233,24 @@ def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None
       **kwargs: object) -> dml.TensorDesc:
     """A TensorDesc in one short call, for the tables of bad descriptors."""
     return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
+
+
+def execute_between_sentinels(device: dml.Device, compiled: dml.CompiledOperator, inputs: Sequence[np.ndarray],
+                              output_element_size: int, output_sizes: Sequence[int], output_strides: Strides,
+                              *, memory: str, seed: int, label: str) -> np.ndarray:
+    """Binds each input's bytes (from build_buffer, its data at byte 16 x (1 + its position)) and an output at byte
+    48 of sentinel bytes, in device memory or host memory, executes, and checks that every input byte and every
+    output byte outside the output's elements is as it was. Returns the output buffer's bytes."""
+    output_offset = 16 * (len(inputs) + 1)
+    total = output_offset + tensor_size_in_bytes(output_element_size, output_sizes, output_strides) + 11
+    filler = sentinel_bytes(total, seed=seed)
+    made = [device.create_buffer(data) if memory == "device" else data.copy() for data in (*inputs, filler)]
+    compiled.execute([dml.Binding(buffer, 16 * (1 + index)) for index, buffer in enumerate(made[:-1])],
+                     [dml.Binding(made[-1], output_offset)])
+    got = [np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer for buffer in made]
+    for before, after in zip(inputs, got, strict=False):
+        assert np.array_equal(before, after), f"{label}: an input changed"
+    written = addressed_byte_mask(total, output_element_size, output_sizes, output_strides, byte_offset=output_offset)
+    changed = np.flatnonzero((got[-1] != filler) & ~written)
+    assert changed.size == 0, f"{label}: bytes outside the elements changed: {changed[:16].tolist()}"
+    return got[-1]

@@ -21,6 +21,7 @@ from strategies import (
     addressed_byte_mask,
     build_buffer,
     byte_offsets,
+    execute_between_sentinels,
     read_buffer,
     sentinel_bytes,
     shapes,
@@ -531,17 +532,8 @@ def test_narrow_and_wide_outputs_keep_every_byte_around_their_elements(value_typ
         compiled = device.compile_operator(device.create_operator(desc))
         index_bytes = build_buffer(indices, index_strides, byte_offset=16, tail_bytes=4, seed=seed)
         values_bytes = build_buffer(values, values_strides, byte_offset=32, tail_bytes=4, seed=seed + 1)
-        total = 48 + tensor_size_in_bytes(dtype.itemsize, sizes, tuple(strides)) + 11
-        filler = sentinel_bytes(total, seed=seed + 2)
-        made = [device.create_buffer(data) if memory == "device" else data.copy()
-                for data in (index_bytes, values_bytes, filler)]
-        compiled.execute([dml.Binding(made[0], 16), dml.Binding(made[1], 32)], [dml.Binding(made[2], 48)])
-        got_index, got_values, got = (np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer
-                                      for buffer in made)
-        assert np.array_equal(got_index, index_bytes) and np.array_equal(got_values, values_bytes), name
-        written = addressed_byte_mask(total, dtype.itemsize, sizes, tuple(strides), byte_offset=48)
-        changed = np.flatnonzero((got != filler) & ~written)
-        assert changed.size == 0, f"{name}: bytes outside the elements changed: {changed[:16].tolist()}"
+        got = execute_between_sentinels(device, compiled, [index_bytes, values_bytes], dtype.itemsize, sizes,
+                                        tuple(strides), memory=memory, seed=seed + 2, label=name)
         expected = reference_one_hot(indices, values, depth, axis)
         assert _same_bits(read_buffer(got, dtype, sizes, tuple(strides), byte_offset=48), expected), name
 
