@@ -29,6 +29,8 @@ EXPECTED = {
     "reduce_sum_rows.json": ["Resource 'output': 6, 7, 8"],
     "reduce_sum_all.json": ["Resource 'output': 21"],
     "dml_split.json": ["Resource 'Out1': 1, 2", "Resource 'Out2': 3, 4", "Resource 'Out3': 5, 6"],
+    # DxDispatch's dml_join.json: A[0:3] = 1, 2, 3; B[0:2] = 100, 115; A[4:9] = 5..9, joined along axis 0.
+    "dml_join.json": ["Resource 'Out': 1, 2, 3, 100, 115, 5, 6, 7, 8, 9"],
     # SPLIT page: input {1,1,6,2} = 1..12; Example 1 (Axis 2 into 2, 1, 3 rows), Example 2 (Axis 3: odd, even).
     "split_axis2.json": ["Resource 'out0': 1, 2, 3, 4", "Resource 'out1': 5, 6",
                          "Resource 'out2': 7, 8, 9, 10, 11, 12"],

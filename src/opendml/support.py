@@ -8,7 +8,7 @@ row at or below it (feature levels are cumulative).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import UnsupportedError, ValidationError
 from .tensor import TensorDesc
@@ -91,3 +91,14 @@ def describe(table: SupportTable, level: FeatureLevel) -> Mapping[str, TensorSup
     """The row in force at `level` (None below the operator's first level), for listings."""
     rows = [support_row for support_row in table if support_row.level <= level]
     return max(rows, key=lambda support_row: support_row.level).tensors if rows else None
+
+
+def per_element(table: SupportTable, array: str, count: int) -> SupportTable:
+    """The table with the entry of the tensor array `array` repeated for each of its `count` elements, so that a
+    message names the element (InputTensors[2]); the other entries stay as they are."""
+    return tuple(
+        replace(support_row, tensors={
+            **{name: support for name, support in support_row.tensors.items() if name != array},
+            **{f"{array}[{index}]": support_row.tensors[array] for index in range(count)},
+        })
+        for support_row in table)

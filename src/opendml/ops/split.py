@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import SupportsIndex
 
 from ..errors import ValidationError
-from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
+from ..support import (
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    L,
+    SupportTable,
+    check_support,
+    per_element,
+    row,
+)
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
 from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
@@ -85,7 +102,7 @@ class SplitOperatorDesc(OperatorDesc):
         if not self.axis < rank:
             raise ValidationError(f"{operator}: Axis is {self.axis}; it must be in [0, {rank - 1}] for InputTensor "
                                   f"of {rank} dimensions")
-        check_support(_per_output(SUPPORT, self.output_count), operator, level,
+        check_support(per_element(SUPPORT, "OutputTensors", self.output_count), operator, level,
                       {"InputTensor": source, **dict(self.output_slots())})
         axis = self.axis
         for name, output in self.output_slots():
@@ -98,17 +115,6 @@ class SplitOperatorDesc(OperatorDesc):
             parts = " + ".join(str(output.sizes[axis]) for output in self.output_tensors)
             raise ValidationError(f"{operator}: the OutputTensors' sizes along Axis {axis} add up to {parts} = "
                                   f"{total}; they must add up to InputTensor.Sizes[{axis}] ({source.sizes[axis]})")
-
-
-def _per_output(table: SupportTable, count: int) -> SupportTable:
-    """The table with its OutputTensors entry repeated for each element of the array, so that a message names
-    the element (OutputTensors[2])."""
-    return tuple(
-        replace(support_row, tensors={
-            "InputTensor": support_row.tensors["InputTensor"],
-            **{f"OutputTensors[{index}]": support_row.tensors["OutputTensors"] for index in range(count)},
-        })
-        for support_row in table)
 
 
 def uint_value(operator: str, field: str, value: object) -> int:

@@ -1,12 +1,15 @@
-"""SPLIT on the CPU.
+"""SPLIT on the CPU, and the slice copy it shares with JOIN.
 
-Packed input and packed outputs (the common case) are one pass over the input: viewed as [outer, row] with
-row = Sizes[Axis] x (product of the sizes after Axis), output i is the run of ``chunk_i`` bytes at ``start_i`` in
-every row, so the kernel copies, row after row, each output's run to the end of what that output holds so far. The
-input is read once in order and every output written once in order; outputs larger than the caches are written
-with non-temporal stores (memory_kernels), their rows shared among numba's threads. Any other layout (padded,
-transposed, broadcast input) takes NumPy's strided copy between views of the bound buffers, which is correct for
-all strides.
+SPLIT and JOIN move the same bytes in opposite directions: SPLIT copies the slice [offset_i, offset_i + size_i)
+along Axis of one whole tensor (its input) into part i (output i); JOIN copies part i (input i) into that slice of
+the whole tensor (its output). `slices_kernel` compiles either direction.
+
+Packed tensors (the common case) are one pass over the whole tensor: viewed as [outer, row] with row = Sizes[Axis] x
+(product of the sizes after Axis), part i is the run of ``chunk_i`` bytes at ``start_i`` of every row. The kernel
+copies runs, row after row and part after part, so that the whole tensor is read (SPLIT) or written (JOIN) once in
+order and every part likewise. Targets larger than the caches are written with non-temporal stores
+(memory_kernels), their rows shared among numba's threads. Any other layout (padded, transposed, broadcast) takes
+NumPy's strided copy between views of the bound buffers, which is correct for all strides.
 """
 
 from __future__ import annotations
@@ -20,59 +23,65 @@ import numpy as np
 
 from ...ops.base import OperatorDesc
 from ...ops.split import SplitOperatorDesc
+from ...tensor import TensorDesc
 from ...types import ExecutionFlags
 from .. import FlatArray, Kernel
 from . import memory_kernels
 from .memory_kernels import PARALLEL_LAUNCH, copy_bytes, fence, njit_cached, stream_line
 
 
-def _split_rows_plain(source: int, targets: Any, chunks: Any, starts: Any, outer: int, row: int) -> None:
-    """For each of `outer` rows of `row` bytes at `source`: output i gets bytes [starts[i], starts[i] + chunks[i])
-    appended at targets[i]. Plain stores."""
+def _copy_runs_plain(sources: Any, source_steps: Any, targets: Any, target_steps: Any, chunks: Any, lanes: Any,
+                     outer: int) -> None:
+    """For each of `outer` rows and each part i: chunks[i] bytes from sources[i] + row x source_steps[i] to
+    targets[i] + row x target_steps[i]. Plain stores (`lanes` is unused here; see _copy_runs_streaming)."""
     for index in range(outer):
-        base = source + index * row
         for part in range(targets.size):
-            chunk = chunks[part]
-            copy_bytes(targets[part] + index * chunk, base + starts[part], chunk)
+            copy_bytes(targets[part] + index * target_steps[part], sources[part] + index * source_steps[part],
+                       chunks[part])
 
 
-def _split_rows_streaming(source: int, targets: Any, chunks: Any, starts: Any, outer: int, row: int) -> None:
-    """_split_rows writing every whole 64-byte line of each output with one non-temporal store.
+def _copy_runs_streaming(sources: Any, source_steps: Any, targets: Any, target_steps: Any, chunks: Any, lanes: Any,
+                         outer: int) -> None:
+    """_copy_runs_plain writing every whole 64-byte target line with one non-temporal store.
 
-    An output's runs follow one another in memory but need not start or end on a line boundary, so a line that
-    two runs share is assembled in that output's 64 bytes of a stage and stored once complete. The lines an
-    output shares with memory outside it (its first and last, when unaligned) get plain stores of its bytes only.
+    The runs written to one lane (a target tensor: lanes[i] names part i's) follow one another in memory in the
+    order they are copied, but need not start or end on a line boundary, so a line that two runs share is assembled
+    in that lane's 64 bytes of a stage and stored once complete. The lines a lane shares with memory outside it
+    (its first and last, when unaligned) get plain stores of its bytes only.
     """
     count = targets.size
-    stage = np.empty(count * 64, np.uint8)
-    stage_base = stage.ctypes.data
-    # staged[i]: bytes of output i's current line already assembled in its stage; -1 while that line began
-    # before the output (its bytes are then stored directly)
-    staged = np.zeros(count, np.int64)
+    lane_count = 0
     for part in range(count):
-        if targets[part] & 63:
-            staged[part] = -1
+        lane_count = max(lane_count, lanes[part] + 1)
+    stage = np.empty(lane_count * 64, np.uint8)
+    stage_base = stage.ctypes.data
+    # staged[l]: bytes of lane l's current line already assembled in its stage; -1 while that line began before
+    # the lane's memory (its bytes are then stored directly). ends[l]: where lane l's last run ended.
+    staged = np.zeros(lane_count, np.int64)
+    ends = np.zeros(lane_count, np.int64)
+    for part in range(count - 1, -1, -1):   # a lane starts where its first part's first run does
+        staged[lanes[part]] = -1 if targets[part] & 63 else 0
     for index in range(outer):
-        base = source + index * row
         for part in range(count):
+            lane = lanes[part]
             left = chunks[part]
-            target = targets[part] + index * left
-            origin = base + starts[part]
-            line = stage_base + part * 64
+            target = targets[part] + index * target_steps[part]
+            origin = sources[part] + index * source_steps[part]
+            line = stage_base + lane * 64
             into = target & 63
             if into:
                 take = min(64 - into, left)
-                if staged[part] < 0:
+                if staged[lane] < 0:
                     copy_bytes(target, origin, take)
                     if into + take == 64:
-                        staged[part] = 0
+                        staged[lane] = 0
                 else:
                     copy_bytes(line + into, origin, take)
                     if into + take == 64:
                         stream_line(target - into, line)
-                        staged[part] = 0
+                        staged[lane] = 0
                     else:
-                        staged[part] = into + take
+                        staged[lane] = into + take
                 target += take
                 origin += take
                 left -= take
@@ -83,39 +92,45 @@ def _split_rows_streaming(source: int, targets: Any, chunks: Any, starts: Any, o
                 left -= 64
             if left:
                 copy_bytes(line, origin, left)
-                staged[part] = left
+                staged[lane] = left
+            ends[lane] = target + left
     fence()
-    for part in range(count):
-        if staged[part] > 0:
-            end = targets[part] + outer * chunks[part]
-            copy_bytes(end - staged[part], stage_base + part * 64, staged[part])
+    for lane in range(lane_count):
+        if staged[lane] > 0:
+            copy_bytes(ends[lane] - staged[lane], stage_base + lane * 64, staged[lane])
 
 
-_split_rows: Any = njit_cached(_split_rows_plain)
-_split_rows_streamed: Any = njit_cached(_split_rows_streaming)
+_copy_runs: Any = njit_cached(_copy_runs_plain)
+_copy_runs_streamed: Any = njit_cached(_copy_runs_streaming)
 
 
 @numba.njit(cache=True, parallel=True)
-def _split_rows_threads(source: int, targets: Any, chunks: Any, starts: Any, outer: int, row: int,
-                        parts: int) -> None:
-    """_split_rows_streamed over `parts` ranges of rows, one per thread. Each range starts and ends its outputs'
-    runs like a whole dispatch does: a line it shares with the neighbouring range gets plain stores of its own
-    bytes only, so the two never write the same byte."""
+def _copy_runs_threads(sources: Any, source_steps: Any, targets: Any, target_steps: Any, chunks: Any, lanes: Any,
+                       outer: int, parts: int) -> None:
+    """_copy_runs_streamed over `parts` ranges of rows, one per thread. Each range starts and ends its lanes' runs
+    like a whole dispatch does: a line it shares with the neighbouring range gets plain stores of its own bytes
+    only, so the two never write the same byte."""
     for part in numba.prange(parts):
         begin, end = part * outer // parts, (part + 1) * outer // parts
-        _split_rows_streamed(source + begin * row, targets + begin * chunks, chunks, starts, end - begin, row)
+        _copy_runs_streamed(sources + begin * source_steps, source_steps, targets + begin * target_steps,
+                            target_steps, chunks, lanes, end - begin)
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     split = cast(SplitOperatorDesc, desc)
-    source, outputs, axis = split.input_tensor, split.output_tensors, split.axis
-    itemsize = source.data_type.element_size
-    if source.is_packed and all(output.is_packed for output in outputs):
-        return _packed_kernel(source.sizes, [output.sizes[axis] for output in outputs], axis, itemsize)
-    return _strided_kernel(split, itemsize)
+    return slices_kernel(split.input_tensor, split.output_tensors, split.axis, joining=False)
 
 
-def _packed_kernel(sizes: Sequence[int], parts: Sequence[int], axis: int, itemsize: int) -> Kernel:
+def slices_kernel(whole: TensorDesc, parts: Sequence[TensorDesc], axis: int, *, joining: bool) -> Kernel:
+    """The copy between `whole` and its consecutive slices `parts` along `axis`: SPLIT (whole = the input, parts =
+    the outputs) or, with `joining`, JOIN (parts = the inputs, whole = the output)."""
+    itemsize = whole.data_type.element_size
+    if whole.is_packed and all(part.is_packed for part in parts):
+        return _packed_kernel(whole.sizes, [part.sizes[axis] for part in parts], axis, itemsize, joining)
+    return _strided_kernel(whole, parts, axis, joining)
+
+
+def _packed_kernel(sizes: Sequence[int], parts: Sequence[int], axis: int, itemsize: int, joining: bool) -> Kernel:
     inner = math.prod(sizes[axis + 1:]) * itemsize
     outer = math.prod(sizes[:axis])
     if len(parts) == 1:  # a plain copy: one run
@@ -125,41 +140,62 @@ def _packed_kernel(sizes: Sequence[int], parts: Sequence[int], axis: int, itemsi
         chunks = np.array([part * inner for part in parts], np.int64)
     starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(np.int64)
     row = int(chunks.sum())
+    rows = np.full(chunks.size, row, np.int64)
+    if joining:   # parts read in turn, the whole written in order: one lane
+        lanes = np.zeros(chunks.size, np.int64)
+        source_steps, target_steps = chunks, rows
+    else:         # the whole read in order, each part written in order: a lane per part
+        lanes = np.arange(chunks.size, dtype=np.int64)
+        source_steps, target_steps = rows, chunks
+
+    def addresses(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> tuple[Any, Any]:
+        """(sources, targets): where each part's first run is read from and written to."""
+        if joining:
+            return (np.array([cast(FlatArray, view).ctypes.data for view in inputs], np.int64),
+                    outputs[0].ctypes.data + starts)
+        return (cast(FlatArray, inputs[0]).ctypes.data + starts,
+                np.array([view.ctypes.data for view in outputs], np.int64))
+
     if memory_kernels.HAVE_STREAMING_STORES and row * outer >= memory_kernels.STREAMING_THRESHOLD_BYTES:
         # Large copies run on every thread: two keep more reads and writes in flight than one.
         threads = min(outer, numba.get_num_threads())
 
         def streamed(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-            flat = cast(FlatArray, inputs[0])
-            targets = np.array([output.ctypes.data for output in outputs], np.int64)
+            sources, targets = addresses(inputs, outputs)
             if threads > 1:
                 with PARALLEL_LAUNCH:
-                    _split_rows_threads(flat.ctypes.data, targets, chunks, starts, outer, row, threads)
+                    _copy_runs_threads(sources, source_steps, targets, target_steps, chunks, lanes, outer, threads)
             else:
-                _split_rows_streamed(flat.ctypes.data, targets, chunks, starts, outer, row)
+                _copy_runs_streamed(sources, source_steps, targets, target_steps, chunks, lanes, outer)
 
         return streamed
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        flat = cast(FlatArray, inputs[0])
-        targets = np.array([output.ctypes.data for output in outputs], np.int64)
-        _split_rows(flat.ctypes.data, targets, chunks, starts, outer, row)
+        sources, targets = addresses(inputs, outputs)
+        _copy_runs(sources, source_steps, targets, target_steps, chunks, lanes, outer)
 
     return kernel
 
 
-def _strided_kernel(split: SplitOperatorDesc, itemsize: int) -> Kernel:
-    source = split.input_tensor
-    source_strides = tuple(stride * itemsize for stride in source.element_strides)
-    step = source.element_strides[split.axis] * itemsize
-    dtype = source.data_type.numpy_dtype
-    plans = [(output.sizes, offset * step, tuple(stride * itemsize for stride in output.element_strides))
-             for output, offset in zip(split.output_tensors, split.offsets, strict=True)]
+def _strided_kernel(whole: TensorDesc, parts: Sequence[TensorDesc], axis: int, joining: bool) -> Kernel:
+    itemsize = whole.data_type.element_size
+    whole_strides = tuple(stride * itemsize for stride in whole.element_strides)
+    step = whole.element_strides[axis] * itemsize
+    dtype = whole.data_type.numpy_dtype
+    plans, offset = [], 0
+    for part in parts:   # (shape, byte offset of the part's slice in the whole, the part's byte strides)
+        plans.append((part.sizes, offset * step, tuple(stride * itemsize for stride in part.element_strides)))
+        offset += part.sizes[axis]
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        flat = cast(FlatArray, inputs[0])
-        for (shape, start, strides), target in zip(plans, outputs, strict=True):
-            part = np.ndarray(shape, dtype, buffer=flat, offset=start, strides=source_strides)
-            np.copyto(np.ndarray(shape, dtype, buffer=target, strides=strides), part)
+        views = cast(Sequence[FlatArray], inputs if joining else outputs)
+        whole_view = outputs[0] if joining else cast(FlatArray, inputs[0])
+        for (shape, start, strides), view in zip(plans, views, strict=True):
+            in_whole = np.ndarray(shape, dtype, buffer=whole_view, offset=start, strides=whole_strides)
+            in_part = np.ndarray(shape, dtype, buffer=view, strides=strides)
+            if joining:
+                np.copyto(in_whole, in_part)
+            else:
+                np.copyto(in_part, in_whole)
 
     return kernel

@@ -1,0 +1,17 @@
+"""JOIN on the CPU: SPLIT's slice copy run backwards (backends/cpu/split.py), each input copied into its slice of
+the output along Axis."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from ...ops.base import OperatorDesc
+from ...ops.join import JoinOperatorDesc
+from ...types import ExecutionFlags
+from .. import Kernel
+from .split import slices_kernel
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    join = cast(JoinOperatorDesc, desc)
+    return slices_kernel(join.output_tensor, join.input_tensors, join.axis, joining=True)
