@@ -29,6 +29,7 @@ import numpy as np
 from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
+from opendml.ops.arg_min_max import ArgMaxOperatorDesc
 
 TARGETS = {"LOG_SUM_EXP": 2.5}  # ratio over the floor opendml should stay within; 1.5 for every other function
 DEFAULT_TARGET = 1.5
@@ -43,6 +44,7 @@ class Workload:
     shape: tuple[int, ...]
     axes: tuple[int, ...]
     dtype: type[np.generic] = np.float32
+    direction: str = "INCREASING"  # ARGMAX only: DECREASING runs DML_OPERATOR_ARGMAX (ties to the last index)
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -57,7 +59,13 @@ class Workload:
         if self.function == "MULTIPLY":  # values near 1, so that the product of 4096 of them stays finite
             data *= np.float32(1e-4)
             data += np.float32(1.0)
+        if self.decreasing:  # quarters: most rows hold their maximum more than once, so the direction matters
+            data = np.round(data * np.float32(4)) / np.float32(4)
         return np.ascontiguousarray(data.astype(self.dtype, copy=False))
+
+    @property
+    def decreasing(self) -> bool:
+        return self.direction == "DECREASING"
 
 
 WORKLOADS = (
@@ -65,6 +73,7 @@ WORKLOADS = (
     Workload("SUM   [4096,4096] axis 0", "SUM", (4096, 4096), (0,)),
     Workload("SUM   [64,256,1024] axes 0,2", "SUM", (64, 256, 1024), (0, 2)),
     Workload("ARGMAX [4096,4096] axis 1", "ARGMAX", (4096, 4096), (1,)),
+    Workload("ARGMAX DECREASING [4096,4096] axis 1", "ARGMAX", (4096, 4096), (1,), direction="DECREASING"),
     Workload("L2    [4096,4096] axis 1", "L2", (4096, 4096), (1,)),
     Workload("LSE   [4096,4096] axis 1", "LOG_SUM_EXP", (4096, 4096), (1,)),
     Workload("PROD  [4096,4096] axis 1", "MULTIPLY", (4096, 4096), (1,)),
@@ -74,9 +83,12 @@ WORKLOADS = (
 
 
 def reference(work: Workload, x: Array) -> Array:
-    """The float64 answer (for ARGMAX: the row maxima, which the values at the returned indices must equal)."""
+    """The float64 answer (for ARGMAX: the row maxima, which the values at the returned indices must equal; with
+    DECREASING the index of each row's last maximum itself)."""
     x64 = x.astype(np.float64)
     axes = work.axes
+    if work.decreasing:
+        return np.asarray(x.shape[-1] - 1 - np.argmax(x[..., ::-1], axis=-1, keepdims=True))
     if work.function == "SUM":
         return np.asarray(x64.sum(axis=axes, keepdims=True))
     if work.function in ("MAX", "ARGMAX"):
@@ -101,7 +113,9 @@ def make_opendml(device: dml.Device, work: Workload, x: Array) -> Runner:
     out = np.empty(work.out_shape, out_dtype)
     x_desc = dml.TensorDesc(dml.DataType[_DML_TYPES[x.dtype]], work.shape)
     y_desc = dml.TensorDesc(dml.DataType[_DML_TYPES[out_dtype]], work.out_shape)
-    desc = dml.ReduceOperatorDesc(dml.ReduceFunction[work.function], x_desc, y_desc, axes=work.axes)
+    desc: dml.OperatorDesc = dml.ReduceOperatorDesc(dml.ReduceFunction[work.function], x_desc, y_desc, axes=work.axes)
+    if work.decreasing:
+        desc = ArgMaxOperatorDesc(x_desc, y_desc, work.axes, axis_direction="DECREASING")
     compiled = device.compile_operator(device.create_operator(desc))
     inputs, outputs = [dml.Binding(x)], [dml.Binding(out)]
     return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), [out])
@@ -129,6 +143,14 @@ def make_numpy(work: Workload, x: Array) -> Runner:
         return Runner(NUMPY, lambda: np.prod(x, axis=axes, keepdims=True, out=out), [out])
     if fn == "ARGMAX" and last:
         index: np.ndarray[Any, np.dtype[np.int64]] = np.empty(shape, np.int64)
+        if work.decreasing:
+            reversed_rows, top = x[..., ::-1], x.shape[-1] - 1
+
+            def run_last() -> None:
+                np.argmax(reversed_rows, axis=-1, keepdims=True, out=index)
+                np.subtract(top, index, out=index)
+
+            return Runner(NUMPY, run_last, [index], note="np.argmax of the reversed view, then n - 1 - index")
         return Runner(NUMPY, lambda: np.argmax(x, axis=-1, keepdims=True, out=index), [index])
     if fn == "L2" and last and x.ndim == 2:
         column = out[:, 0]
@@ -167,6 +189,13 @@ def make_torch(work: Workload, x: Array, threads: int, name: str) -> Runner:
         call = lambda: torch.amax(xt, dim=dims, keepdim=True, out=ot)  # noqa: E731
     elif fn == "MULTIPLY":
         call = lambda: torch.prod(xt, dim=dims[0], keepdim=True, out=ot)  # noqa: E731
+    elif fn == "ARGMAX" and work.decreasing:
+        top = x.shape[dims[0]] - 1
+        note = "torch.flip (a copy: no negative strides in PyTorch), argmax, then n - 1 - index"
+
+        def call() -> None:
+            torch.argmax(torch.flip(xt, dims), dim=dims[0], keepdim=True, out=ot)
+            ot.neg_().add_(top)
     elif fn == "ARGMAX":
         call = lambda: torch.argmax(xt, dim=dims[0], keepdim=True, out=ot)  # noqa: E731
     elif fn == "L2":
@@ -193,7 +222,8 @@ def make_ort(work: Workload, x: Array) -> Runner:
     y_info = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(out.dtype), list(work.out_shape))
     initializers = []
     if op == "ArgMax":
-        node = helper.make_node(op, ["x"], ["y"], axis=work.axes[0], keepdims=1)
+        node = helper.make_node(op, ["x"], ["y"], axis=work.axes[0], keepdims=1,
+                                select_last_index=int(work.decreasing))
     else:
         initializers.append(helper.make_tensor("axes", tensor_proto.INT64, [len(work.axes)], list(work.axes)))
         node = helper.make_node(op, ["x", "axes"], ["y"], keepdims=1)
@@ -207,6 +237,8 @@ def check(work: Workload, x: Array, ref: Array, result: Array) -> tuple[bool, fl
     """Whether a result matches (loose tolerance), and its largest absolute error against the float64 answer."""
     if result.shape != ref.shape:
         return False, float("inf")
+    if work.decreasing:
+        return bool(np.array_equal(result.astype(np.int64), ref)), 0.0
     if work.function == "ARGMAX":
         index = result.astype(np.int64)
         if index.min() < 0 or index.max() >= x.shape[-1]:
@@ -224,6 +256,8 @@ def agrees(work: Workload, x: Array, mine: Array, theirs: Array) -> bool:
     """Whether a peer's result matches opendml's (loose tolerance; for ARGMAX the values at the indices)."""
     if mine.shape != theirs.shape:
         return False
+    if work.decreasing:  # the last maximum: one right index
+        return bool(np.array_equal(mine.astype(np.int64), theirs.astype(np.int64)))
     if work.function == "ARGMAX":
         a = np.take_along_axis(x, mine.astype(np.int64), axis=-1)
         b = np.take_along_axis(x, np.clip(theirs.astype(np.int64), 0, x.shape[-1] - 1), axis=-1)
@@ -298,7 +332,7 @@ SUITE = h.Suite(
     checks_title="Checks (each result once, written into a NaN-poisoned preallocated buffer; max abs error vs "
                  "float64):",
     dispatch_title="Dispatch overhead (SUM over the last axis of a [16,16] float32 tensor; median of {count} calls):",
-    dispatch=dispatch_overhead, dispatch_width=34, best_table=True,
+    dispatch=dispatch_overhead, dispatch_width=34, best_table=True, only_option=True,
     startup_of="a [256,256] SUM",
     startup_run=STARTUP_RUN, startup_check=STARTUP_CHECK,
     startup_steps="then Device() with its numba backend, compile, first execute",

@@ -214,6 +214,19 @@ class ReduceFunction(enum.IntEnum):
         return parse_enum(cls, value, "DML_REDUCE_FUNCTION_")
 
 
+class AxisDirection(enum.IntEnum):
+    """DML_AXIS_DIRECTION: the order in which an operator walks an axis. ARGMIN and ARGMAX return the index of
+    the first extreme they meet: the lowest index on ties when INCREASING, the highest when DECREASING."""
+
+    INCREASING = 0
+    DECREASING = 1
+
+    @classmethod
+    def parse(cls, value: object) -> AxisDirection:
+        """An AxisDirection, its value, "DECREASING" or "DML_AXIS_DIRECTION_DECREASING"."""
+        return parse_enum(cls, value, "DML_AXIS_DIRECTION_")
+
+
 def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
     """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name."""
     if isinstance(value, enum_type):

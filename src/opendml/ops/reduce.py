@@ -103,28 +103,44 @@ class ReduceOperatorDesc(OperatorDesc):
         check_axes(operator, self.axes, source.dimension_count, "InputTensor")
         check_support(SUPPORT[self.function], operator, level,
                       {"InputTensor": source, "OutputTensor": result})
-        check_same_rank(operator, "OutputTensor", result, "InputTensor", source)
-        expected = list(reduced_sizes(source.sizes, self.axes))
-        if list(result.sizes) != expected:
-            raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; with Axes "
-                                  f"{list(self.axes)} it must be {expected}")
+        check_reduced_output(operator, source, result, self.axes)
         if self.function in (R.ARGMAX, R.ARGMIN):
-            largest = self.reduced_element_count - 1
-            if largest > _INDEX_LIMITS[result.data_type]:
-                raise ValidationError(f"{operator}: OutputTensor.DataType {result.data_type.name} cannot hold the "
-                                      f"largest index {largest}; use a wider index type")
+            check_index_fits(operator, result, self.reduced_element_count)
         else:
             check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
 
     @property
     def reduced_element_count(self) -> int:
         """N: the number of input elements reduced into each output element."""
-        count = 1
-        for axis in self.axes:
-            count *= self.input_tensor.sizes[axis]
-        return count
+        return reduced_element_count(self.input_tensor.sizes, self.axes)
 
 
 def reduced_sizes(sizes: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     """The output sizes of a reduction: 1 on every reduced axis."""
     return tuple(1 if axis in axes else size for axis, size in enumerate(sizes))
+
+
+def reduced_element_count(sizes: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """N: the number of input elements reduced into each output element."""
+    count = 1
+    for axis in axes:
+        count *= sizes[axis]
+    return count
+
+
+def check_reduced_output(operator: str, source: TensorDesc, result: TensorDesc, axes: tuple[int, ...]) -> None:
+    """OutputTensor has InputTensor's rank and sizes, with 1 on every axis in Axes (REDUCE, ARGMIN, ARGMAX)."""
+    check_same_rank(operator, "OutputTensor", result, "InputTensor", source)
+    expected = list(reduced_sizes(source.sizes, axes))
+    if list(result.sizes) != expected:
+        raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; with Axes "
+                              f"{list(axes)} it must be {expected}")
+
+
+def check_index_fits(operator: str, result: TensorDesc, count: int) -> None:
+    """An index OutputTensor's type holds the largest index of a block of `count` elements, count - 1
+    (DECISIONS 10; REDUCE's ARGMAX/ARGMIN, ARGMIN, ARGMAX)."""
+    largest = count - 1
+    if largest > _INDEX_LIMITS[result.data_type]:
+        raise ValidationError(f"{operator}: OutputTensor.DataType {result.data_type.name} cannot hold the "
+                              f"largest index {largest}; use a wider index type")

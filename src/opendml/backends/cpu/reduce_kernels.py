@@ -20,6 +20,9 @@ Two kernel families walk that description:
 
 For ARGMAX/ARGMIN the reduced dims stay in increasing dimension order and the
 loop dim is the last one, so the linear index of an element is ``j * lr + i``.
+Their plans take a direction (ARGMIN/ARGMAX's AxisDirection): DECREASING walks
+each block from its last element, so the first extreme met, the result, is the
+last one in index order.
 
 Dispatches of at least _PARALLEL_MIN_ELEMENTS run on all of numba's threads:
 family A hands each thread whole outputs, family B whole tiles (cut smaller
@@ -75,8 +78,8 @@ _FASTMATH = {"reassoc", "contract"}
 
 # Layout of the ``meta`` int64 array handed to every kernel.
 (_M_OP, _M_FAMILY, _M_NOUT, _M_LK, _M_SKIN, _M_SKOUT, _M_NRTAB, _M_LR, _M_SR, _M_COUNT, _M_IDX64, _M_TILE,
- _M_UNITS, _M_CHUNKS, _M_SEGMENT) = range(15)
-_META_LEN = 15
+ _M_UNITS, _M_CHUNKS, _M_SEGMENT, _M_DECREASING) = range(16)
+_META_LEN = 16
 _FAMILY_A = 0
 _FAMILY_B = 1
 
@@ -677,6 +680,27 @@ def _run_find(x: Any, s0: int, n: int, st: int, target: Any, tag: Any) -> int:
     return n
 
 
+@numba.njit(cache=True, fastmath=_FASTMATH)
+def _run_find_last(x: Any, s0: int, n: int, st: int, target: Any, tag: Any) -> int:
+    """Index of the last element equal to target (the last NaN if target is NaN): _run_find from the end."""
+    prefer_wide_vectors()
+    want_nan = _isnan(target)
+    b1 = n
+    while b1 > 0:
+        b0 = max(b1 - _FIND_BLOCK, 0)
+        hits = 0
+        for i in range(b0, b1):
+            v = _loadn(x, s0 + i * st, tag)
+            hits += (v == target) | (want_nan & (v != v))
+        if hits:
+            for i in range(b1 - 1, b0 - 1, -1):
+                v = _loadn(x, s0 + i * st, tag)
+                if v == target or (want_nan and v != v):
+                    return i
+        b1 = b0
+    return -1
+
+
 @numba.njit(cache=True)
 def _expneg(t: float) -> float:
     """Float64 exp(t) for t in [_EXP_FLOOR, 0], vectorizable.
@@ -900,9 +924,11 @@ def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
 def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
-    """ARGMAX, ARGMIN: first extreme in linear order; the first NaN beats all."""
+    """ARGMAX, ARGMIN: the first extreme in walking order; the first NaN met beats all. The walk is the
+    increasing linear order, or with meta[_M_DECREASING] the decreasing one (the last extreme, the last NaN)."""
     prefer_wide_vectors()
     is_min = meta[_M_OP] == ARGMIN
+    decreasing = meta[_M_DECREASING] == 1
     idx64 = meta[_M_IDX64] == 1
     n_out = meta[_M_NOUT]
     lk = meta[_M_LK]
@@ -914,25 +940,34 @@ def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: in
     ob_in = tab[:n_out]
     ob_out = tab[n_out : 2 * n_out]
     rtab = tab[2 * n_out : 2 * n_out + n_rtab]
+    # The walk's first element: run `first_j`, element `first_i`; runs and rows are then taken in walking order.
+    first_j = n_rtab - 1 if decreasing else 0
+    first_i = lr - 1 if decreasing else 0
     if meta[_M_FAMILY] == _FAMILY_A:
+        n_chunks = (lr + _CHUNK - 1) // _CHUNK
         for u in range(u0, u1):
             o = u // lk
             k = u - o * lk
             base = ob_in[o] + k * sk_in
-            best = _loadn(x, base + rtab[0], tag)
-            best_i = 0
+            best = _loadn(x, base + rtab[first_j] + first_i * sr, tag)
+            best_i = first_j * lr + first_i
             # Chunk extreme first (vectorized), then locate it inside the
             # chunk, which is still in cache, only when it improves.
-            for j in range(n_rtab):
+            for jw in range(n_rtab):
+                j = n_rtab - 1 - jw if decreasing else jw
                 rb = base + rtab[j]
-                for c0 in range(0, lr, _CHUNK):
+                for cw in range(n_chunks):
+                    c0 = (n_chunks - 1 - cw if decreasing else cw) * _CHUNK
                     cn = min(_CHUNK, lr - c0)
                     cb = rb + c0 * sr
                     cm = _run_extreme(x, cb, cn, sr, is_min, tag)
                     better = cm < best if is_min else cm > best
                     if better or _isnan(cm):
                         best = cm
-                        best_i = j * lr + c0 + _run_find(x, cb, cn, sr, cm, tag)
+                        if decreasing:
+                            best_i = j * lr + c0 + _run_find_last(x, cb, cn, sr, cm, tag)
+                        else:
+                            best_i = j * lr + c0 + _run_find(x, cb, cn, sr, cm, tag)
                         if _isnan(cm):
                             break
                 if _isnan(best):
@@ -948,18 +983,21 @@ def _arg_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: in
         t0 = (u - o * n_tiles) * tile
         tl = min(tile, lk - t0)
         base = ob_in[o] + t0 * sk_in
+        first = base + rtab[first_j] + first_i * sr
         for k in range(tl):
-            bestv[k] = _loadn(x, base + rtab[0] + k * sk_in, tag)
-            idxv[k] = 0
-        for j in range(n_rtab):
-            for i in range(lr):
+            bestv[k] = _loadn(x, first + k * sk_in, tag)
+            idxv[k] = first_j * lr + first_i
+        for jw in range(n_rtab):
+            j = n_rtab - 1 - jw if decreasing else jw
+            for iw in range(lr):
+                i = lr - 1 - iw if decreasing else iw
                 rb = base + rtab[j] + i * sr
                 lin = j * lr + i
                 for k in range(tl):
                     v = _loadn(x, rb + k * sk_in, tag)
                     b = bestv[k]
                     better = v < b if is_min else v > b
-                    # Once best is NaN nothing replaces it: first NaN wins.
+                    # Once best is NaN nothing replaces it: the first NaN met wins.
                     if better or (_isnan(v) and not _isnan(b)):
                         bestv[k] = v
                         idxv[k] = lin
@@ -1191,7 +1229,8 @@ class ReducePlan:
 
 #: Functions whose NumPy reduction of a contiguous run matches the rulings and beats a one-thread numba loop, used
 #: below _PARALLEL_MIN_ELEMENTS: NumPy's SIMD argmax/argmin return the first extreme and the first NaN, and its
-#: max/min propagate NaN. Larger dispatches take the numba kernels on all threads.
+#: max/min propagate NaN. Larger dispatches take the numba kernels on all threads. (A DECREASING walk is not NumPy's:
+#: its argmax of a reversed view copies the rows first, 3-4x slower than the numba kernel.)
 _NUMPY_RUN_FUNCTIONS = frozenset({ARGMAX, ARGMIN, MAX, MIN})
 
 
@@ -1250,10 +1289,12 @@ def _merge(dims: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
 
 def _check(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any],
            input_sizes: tuple[int, ...], input_strides: tuple[int, ...],
-           output_strides: tuple[int, ...], axes: tuple[int, ...]) -> None:
+           output_strides: tuple[int, ...], axes: tuple[int, ...], decreasing: bool) -> None:
     rank = len(input_sizes)
     if function not in _KERNELS:
         raise ValueError(f"unknown reduce function {function}")
+    if decreasing and function not in (ARGMAX, ARGMIN):
+        raise ValueError("only ARGMAX and ARGMIN walk in a direction")
     if input_dtype not in _INPUT_DTYPES:
         raise ValueError(f"unsupported input dtype {input_dtype}")
     if function in (ARGMAX, ARGMIN):
@@ -1273,12 +1314,14 @@ def _check(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any
 
 def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any],
                      input_sizes: tuple[int, ...], input_strides: tuple[int, ...],
-                     output_strides: tuple[int, ...], axes: tuple[int, ...]) -> ReducePlan | _NumpyRunPlan:
-    """Plan a REDUCE of a strided tensor over ``axes`` (see module docstring)."""
+                     output_strides: tuple[int, ...], axes: tuple[int, ...],
+                     decreasing: bool = False) -> ReducePlan | _NumpyRunPlan:
+    """Plan a REDUCE of a strided tensor over ``axes`` (see module docstring). ``decreasing``: ARGMAX/ARGMIN
+    walk each block from its end, so ties (and NaNs) go to the last index (AxisDirection DECREASING)."""
     input_dtype = np.dtype(input_dtype)
     output_dtype = np.dtype(output_dtype)
     _check(function, input_dtype, output_dtype, input_sizes, input_strides,
-           output_strides, axes)
+           output_strides, axes, decreasing)
     is_arg = function in (ARGMAX, ARGMIN)
     axis_set = set(axes)
     rank = len(input_sizes)
@@ -1307,8 +1350,8 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     parallel = threads > 1 and large
     # Segments decide the order of a single output's sum, so they are used whatever the thread count.
     splittable = large and function not in (ARGMAX, ARGMIN, LOG_SUM_EXP)
-    if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and len(kept) == 1 and len(red) == 1 \
-            and red[0][1] == 1 and not parallel and not (splittable and kept == [(1, 0, 0)]):
+    if function in _NUMPY_RUN_FUNCTIONS and input_dtype != np.float16 and not decreasing and len(kept) == 1 \
+            and len(red) == 1 and red[0][1] == 1 and not parallel and not (splittable and kept == [(1, 0, 0)]):
         (rows, row_stride, out_stride), (length, _) = kept[0], red[0]
         return _NumpyRunPlan(function, input_dtype, output_dtype, rows, row_stride, length, out_stride)
 
@@ -1353,6 +1396,7 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     meta[_M_UNITS] = units
     meta[_M_CHUNKS] = min(units, 4 * threads)
     meta[_M_SEGMENT] = _SEGMENT
+    meta[_M_DECREASING] = int(decreasing)
     kernel = _KERNELS[function]
     threaded: _Kernel | None = None
     if parallel and units > 1:

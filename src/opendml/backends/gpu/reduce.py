@@ -177,15 +177,18 @@ def _raw_words(data_type: DataType, value: str) -> tuple[tuple[str, ...], str]:
     return (value,), "w0"
 
 
-def state_source(function: ReduceFunction, source: DataType, result: DataType, reduced_at: int) -> StateSource:
-    """The state of `function` reducing `source` into `result`; the reduced element count N is P[reduced_at]."""
+def state_source(function: ReduceFunction, source: DataType, result: DataType, reduced_at: int,
+                 decreasing: bool = False) -> StateSource:
+    """The state of `function` reducing `source` into `result`; the reduced element count N is P[reduced_at].
+    `decreasing` (ARGMAX/ARGMIN): ties and NaNs go to the last index, as AxisDirection DECREASING has it."""
     out, raw_out = result.name, wgsl.raw_type(result)
     if function in _ARG:
         highest = function is R.ARGMIN
         index_raw = "vec2<u32>(i, 0u)" if result.element_size == 8 else "i"
         text = _key_functions(source) + template(
             "reduce_arg.wgsl", RAW_IN=wgsl.raw_type(source), RAW_OUT=raw_out,
-            IDENTITY=_lowest_or_highest(source, highest), BETTER="<" if highest else ">", INDEX_RAW=index_raw)
+            IDENTITY=_lowest_or_highest(source, highest), BETTER="<" if highest else ">",
+            TIE="b.index + 1u > a.index + 1u" if decreasing else "b.index < a.index", INDEX_RAW=index_raw)
         words, raw_from = _raw_words(source, "s.raw")
         count = len(words)
         return StateSource(text, (*words, "s.index"), f"State({raw_from}, w{count})")
@@ -229,11 +232,16 @@ class Step:
 
 
 class ReduceKernel(GpuKernel):
-    def __init__(self, context: GpuContext, desc: ReduceOperatorDesc) -> None:
-        super().__init__(context, desc)
+    """A REDUCE. ARGMIN and ARGMAX run theirs as the equivalent REDUCE `desc` with `decreasing` (their
+    AxisDirection) and their own descriptor as `owner`, which names the operator and its tensors."""
+
+    def __init__(self, context: GpuContext, desc: ReduceOperatorDesc, decreasing: bool = False,
+                 owner: OperatorDesc | None = None) -> None:
+        super().__init__(context, desc if owner is None else owner)
+        self.decreasing = decreasing
         plan = ReducePlan.of(desc)
         if plan.reduced > MAX_BLOCK:
-            raise UnsupportedError(f"{desc.label}: each output element reduces {plan.reduced} input elements; the "
+            raise UnsupportedError(f"{self.label}: each output element reduces {plan.reduced} input elements; the "
                                    f"gpu backend reduces at most {MAX_BLOCK} per output element")
         self.plan = plan
         self.function = desc.function
@@ -298,7 +306,7 @@ class ReduceKernel(GpuKernel):
             self._combine(1)
 
     def _state(self, reduced_at: int) -> StateSource:
-        return state_source(self.function, self.source_type, self.result_type, reduced_at)
+        return state_source(self.function, self.source_type, self.result_type, reduced_at, self.decreasing)
 
     def _header(self, params: Params, block: int = 0, chunks: int = 1, chunk: int = 0, parts: int = 1,
                 output_fast: bool = False, final: bool = False, groups: int = 0) -> dict[str, int]:
