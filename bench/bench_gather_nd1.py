@@ -8,7 +8,8 @@
 The workloads are issue 3's: a row gather from a float32 [1048576, 64] table with [1048576, 1] INT64 indices; a
 batched row gather from [16, 1024, 256] with [16, 4096, 1] indices and BatchDimensionCount 1; a batched element
 gather from the same [16, 1024, 256] input with [16, 262144, 2] indices (each tuple picks one element of its
-batch's 1024 x 256 matrix). Indices are uniform over their dimension, so every implementation computes the same
+batch's 1024 x 256 matrix); and issue 14's GATHER_ND (version 0, no batch dimensions) on the row gather, which
+runs GATHER_ND1's kernel. Indices are uniform over their dimension, so every implementation computes the same
 result (the peers have no per-coordinate clamping).
 
 Every implementation writes into a caller-provided, preallocated output buffer (`out=` in NumPy and PyTorch, an
@@ -37,6 +38,7 @@ import numpy as np
 from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
+from opendml.ops.gather_nd import GatherNdOperatorDesc
 
 # -- workloads ------------------------------------------------------------------------------------------------
 
@@ -47,6 +49,7 @@ class Workload:
     indices_shape: tuple[int, ...]
     batch: int                      # BatchDimensionCount (InputDimensionCount = IndicesDimensionCount = rank)
     target: float                   # ratio over the floor opendml should stay within
+    version: int = 1                # 1: GATHER_ND1; 0: GATHER_ND (batch must be 0)
 
     @property
     def tuple_size(self) -> int:
@@ -69,6 +72,7 @@ class Workload:
 
 WORKLOADS = (
     Workload("rows     [1M,64] by [1M,1]", (1048576, 64), (1048576, 1), 0, 1.5),
+    Workload("GATHER_ND rows [1M,64] by [1M,1]", (1048576, 64), (1048576, 1), 0, 1.5, version=0),
     Workload("batched rows [16,1024,256] by [16,4096,1]", (16, 1024, 256), (16, 4096, 1), 1, 1.5),
     Workload("batched elements [16,1024,256] by [16,262144,2]", (16, 1024, 256), (16, 262144, 2), 1, 2.5),
 )
@@ -114,9 +118,10 @@ def make_floor(work: Workload, indices: Array, rng: np.random.Generator) -> Runn
 def make_opendml(device: dml.Device, work: Workload, x: Array, indices: Array) -> Runner:
     out = np.empty(work.out_shape, np.float32)
     rank = len(work.input_shape)
-    desc = dml.GatherNd1OperatorDesc(dml.TensorDesc("FLOAT32", work.input_shape),
-                                     dml.TensorDesc("INT64", work.indices_shape),
-                                     dml.TensorDesc("FLOAT32", work.out_shape), rank, rank, work.batch)
+    tensors = (dml.TensorDesc("FLOAT32", work.input_shape), dml.TensorDesc("INT64", work.indices_shape),
+               dml.TensorDesc("FLOAT32", work.out_shape))
+    desc: dml.OperatorDesc = (GatherNdOperatorDesc(*tensors, rank, rank) if work.version == 0
+                              else dml.GatherNd1OperatorDesc(*tensors, rank, rank, work.batch))
     compiled = device.compile_operator(device.create_operator(desc))
     inputs, outputs = [dml.Binding(x), dml.Binding(indices)], [dml.Binding(out)]
     return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), [out])
@@ -259,7 +264,7 @@ SUITE = h.Suite(
     check_summary=lambda outcome: (f"{'all equal' if not outcome.problems else 'MISMATCH'}; opendml first call "
                                    f"(compile + run) {outcome.first_call_s * 1e3:.0f} ms"),
     dispatch_title="Dispatch overhead (4 rows of a [16,16] float32 table; median of {count} calls):",
-    dispatch=dispatch_overhead, dispatch_width=34,
+    dispatch=dispatch_overhead, dispatch_width=34, only_option=True,
     startup_of="a [256,64] row gather",
     startup_run=STARTUP_RUN, startup_check="assert np.array_equal(out, x[::-1])",
 )

@@ -8,7 +8,8 @@ memory-copy floor.
 
 Workloads: layer-norm shape ([8192, 1024] over axis 1, Scale/Bias [1, 1024]) and instance-norm shape
 ([32, 64, 56, 56] over axes {2, 3}, Scale/Bias [1, 64, 1, 1]), each plain, with a fused RELU and with a fused
-GELU; float32, and one float16 layer norm.
+GELU; float32, and one float16 layer norm; and issue 14's MEAN_VARIANCE_NORMALIZATION (version 0) with CrossChannel
+FALSE on the instance-norm shape, which runs MVN1's kernel over axes {2, 3}.
 
 Every implementation writes into a caller-provided, preallocated output wherever it allows one (opendml: reused
 dml.Bindings; NumPy: out= and preallocated scratch; ONNX Runtime: io_binding to preallocated OrtValues). PyTorch's
@@ -34,6 +35,7 @@ import numpy as np
 from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, torch
 
 import opendml as dml
+from opendml.ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 
 TARGET = 1.5          # opendml's ratio over the floor should stay within this
 EPSILON = 1e-5
@@ -49,6 +51,7 @@ class Workload:
     side_shape: tuple[int, ...]       # Scale and Bias
     activation: str | None            # None, "RELU" or "GELU"
     dtype: type[np.generic] = np.float32
+    version: int = 1                  # 1: MVN1 over `axes`; 0: MVN with CrossChannel (axes {1,2,3}) or not ({2,3})
 
     @property
     def is_layer_norm(self) -> bool:
@@ -71,6 +74,7 @@ WORKLOADS = (
     Workload("IN [32,64,56,56] axes 2,3 + RELU", IN, (2, 3), IN_SIDE, "RELU"),
     Workload("IN [32,64,56,56] axes 2,3 + GELU", IN, (2, 3), IN_SIDE, "GELU"),
     Workload("LN f16 [8192,1024] axis 1", LN, (1,), LN_SIDE, None, np.float16),
+    Workload("MVN v0 IN [32,64,56,56] CrossChannel FALSE", IN, (2, 3), IN_SIDE, None, version=0),
 )
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
@@ -103,8 +107,15 @@ def make_opendml(device: dml.Device, work: Workload, x: Array, scale: Array, bia
     x_desc = dml.TensorDesc(data_type, work.shape)
     side_desc = dml.TensorDesc(data_type, work.side_shape)
     build = _ACTIVATIONS[work.activation]
-    desc = dml.MeanVarianceNormalization1OperatorDesc(x_desc, side_desc, side_desc, x_desc, work.axes, True, EPSILON,
-                                                      None if build is None else build())
+    activation = None if build is None else build()
+    desc: dml.OperatorDesc
+    if work.version == 0:
+        assert work.axes in ((2, 3), (1, 2, 3))
+        desc = MeanVarianceNormalizationOperatorDesc(x_desc, side_desc, side_desc, x_desc, work.axes == (1, 2, 3),
+                                                     True, EPSILON, activation)
+    else:
+        desc = dml.MeanVarianceNormalization1OperatorDesc(x_desc, side_desc, side_desc, x_desc, work.axes, True,
+                                                          EPSILON, activation)
     compiled = device.compile_operator(device.create_operator(desc))
     inputs, outputs = [dml.Binding(x), dml.Binding(scale), dml.Binding(bias)], [dml.Binding(out)]
     return Runner(OPENDML, lambda: compiled.execute(inputs, outputs), [out])

@@ -59,7 +59,7 @@ class GatherNd1OperatorDesc(OperatorDesc):
         for name, field in (("InputDimensionCount", "input_dimension_count"),
                             ("IndicesDimensionCount", "indices_dimension_count"),
                             ("BatchDimensionCount", "batch_dimension_count")):
-            object.__setattr__(self, field, _uint(operator, name, getattr(self, field)))
+            object.__setattr__(self, field, uint_field(operator, name, getattr(self, field)))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
@@ -73,68 +73,84 @@ class GatherNd1OperatorDesc(OperatorDesc):
         return self.indices_tensor.sizes[-1]
 
     def validate(self, level: FeatureLevel) -> None:
-        operator = self.label
         self.check_tensors()
-        source, indices, result = self.input_tensor, self.indices_tensor, self.output_tensor
-        check_support(SUPPORT, operator, level,
-                      {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
-        rank = source.dimension_count
-        for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
-            check_same_rank(operator, name, tensor, "InputTensor", source)
-        check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
-        input_count, indices_count, batch = (self.input_dimension_count, self.indices_dimension_count,
-                                             self.batch_dimension_count)
-        for name, count, tensor_name in (("InputDimensionCount", input_count, "InputTensor"),
-                                         ("IndicesDimensionCount", indices_count, "IndicesTensor")):
-            if not 1 <= count <= rank:
-                raise ValidationError(f"{operator}: {name} is {count}; it must be in [1, {rank}] "
-                                      f"({tensor_name}.DimensionCount)")
-        if batch >= min(input_count, indices_count):
-            raise ValidationError(f"{operator}: BatchDimensionCount is {batch}; it must be less than "
-                                  f"InputDimensionCount ({input_count}) and IndicesDimensionCount ({indices_count})")
-        for name, count, tensor in (("InputTensor", input_count, source), ("IndicesTensor", indices_count, indices)):
-            field = "InputDimensionCount" if name == "InputTensor" else "IndicesDimensionCount"
-            for dim in range(rank - count):
-                if tensor.sizes[dim] != 1:
-                    raise ValidationError(f"{operator}: {name}.Sizes[{dim}] is {tensor.sizes[dim]}; with {field} "
-                                          f"{count} its leading {rank - count} dimension(s) are irrelevant and must "
-                                          f"be 1")
-        tuple_size, most = self.index_tuple_size, input_count - batch
-        if not 1 <= tuple_size <= most:
-            raise ValidationError(f"{operator}: IndicesTensor.Sizes[{rank - 1}] (the index tuple size) is "
-                                  f"{tuple_size}; it must be in [1, {most}] (InputDimensionCount - "
-                                  f"BatchDimensionCount)")
-        input_batch = list(source.sizes[rank - input_count: rank - input_count + batch])
-        indices_batch = list(indices.sizes[rank - indices_count: rank - indices_count + batch])
-        if input_batch != indices_batch:
-            raise ValidationError(f"{operator}: the batch sizes differ: with BatchDimensionCount {batch} InputTensor's "
-                                  f"are {input_batch} (Sizes[{rank - input_count}:{rank - input_count + batch}]) and "
-                                  f"IndicesTensor's are {indices_batch} "
-                                  f"(Sizes[{rank - indices_count}:{rank - indices_count + batch}]); they must be equal")
-        meaningful = indices_count - 1 + input_count - batch - tuple_size
-        if meaningful > rank:
-            raise ValidationError(f"{operator}: the output has {meaningful} meaningful dimensions "
-                                  f"(IndicesDimensionCount - 1 + InputDimensionCount - BatchDimensionCount - tuple "
-                                  f"size {tuple_size}); OutputTensor.DimensionCount is {rank}")
-        expected = list(self.expected_output_sizes())
-        if list(result.sizes) != expected:
-            raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; it must be {expected} "
-                                  f"(the indices' sizes but the tuple size, then the input's sizes after the batch "
-                                  f"and tuple dimensions, right-aligned with leading 1s)")
+        check_gather(self.label, level, SUPPORT, self.input_tensor, self.indices_tensor, self.output_tensor,
+                     self.input_dimension_count, self.indices_dimension_count, self.batch_dimension_count)
 
     def expected_output_sizes(self) -> tuple[int, ...]:
         """DIGEST 2.5: `ix[:-1] + in[B+K:]`, right-aligned into the common DimensionCount with leading 1s.
 
         Meaningful only once the dimension counts are in range (validate() checks them first).
         """
-        rank = self.input_tensor.dimension_count
-        meaningful_input = self.input_tensor.sizes[rank - self.input_dimension_count:]
-        meaningful_indices = self.indices_tensor.sizes[rank - self.indices_dimension_count:]
-        sizes = (*meaningful_indices[:-1], *meaningful_input[self.batch_dimension_count + self.index_tuple_size:])
-        return (1,) * (rank - len(sizes)) + sizes
+        return gather_output_sizes(self.input_tensor, self.indices_tensor, self.input_dimension_count,
+                                   self.indices_dimension_count, self.batch_dimension_count)
 
 
-def _uint(operator: str, field: str, value: object) -> int:
+def gather_output_sizes(source: TensorDesc, indices: TensorDesc, input_count: int, indices_count: int,
+                        batch: int) -> tuple[int, ...]:
+    """DIGEST 2.5: `ix[:-1] + in[B+K:]` (ix, in: the meaningful sizes; K: the indices' last size), right-aligned
+    into the common DimensionCount with leading 1s. GATHER_ND is the rule with B = 0."""
+    rank = source.dimension_count
+    meaningful_input = source.sizes[rank - input_count:]
+    meaningful_indices = indices.sizes[rank - indices_count:]
+    sizes = (*meaningful_indices[:-1], *meaningful_input[batch + indices.sizes[-1]:])
+    return (1,) * (rank - len(sizes)) + sizes
+
+
+def check_gather(operator: str, level: FeatureLevel, support: SupportTable, source: TensorDesc, indices: TensorDesc,
+                 result: TensorDesc, input_count: int, indices_count: int, batch: int | None) -> None:
+    """The rules GATHER_ND and GATHER_ND1 share, after the per-tensor checks: the page's support table, then
+    ranks, types, dimension counts, tuple size and output sizes. `batch` is BatchDimensionCount, or None for
+    GATHER_ND (no batch dimensions: the rules with 0, worded without the field)."""
+    check_support(support, operator, level, {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
+    rank = source.dimension_count
+    for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
+        check_same_rank(operator, name, tensor, "InputTensor", source)
+    check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
+    for name, count, tensor_name in (("InputDimensionCount", input_count, "InputTensor"),
+                                     ("IndicesDimensionCount", indices_count, "IndicesTensor")):
+        if not 1 <= count <= rank:
+            raise ValidationError(f"{operator}: {name} is {count}; it must be in [1, {rank}] "
+                                  f"({tensor_name}.DimensionCount)")
+    if batch is not None and batch >= min(input_count, indices_count):
+        raise ValidationError(f"{operator}: BatchDimensionCount is {batch}; it must be less than "
+                              f"InputDimensionCount ({input_count}) and IndicesDimensionCount ({indices_count})")
+    for name, count, tensor in (("InputTensor", input_count, source), ("IndicesTensor", indices_count, indices)):
+        field = "InputDimensionCount" if name == "InputTensor" else "IndicesDimensionCount"
+        for dim in range(rank - count):
+            if tensor.sizes[dim] != 1:
+                raise ValidationError(f"{operator}: {name}.Sizes[{dim}] is {tensor.sizes[dim]}; with {field} "
+                                      f"{count} its leading {rank - count} dimension(s) are irrelevant and must "
+                                      f"be 1")
+    batch_count = batch or 0
+    tuple_size, most = indices.sizes[-1], input_count - batch_count
+    if not 1 <= tuple_size <= most:
+        bound = "InputDimensionCount" if batch is None else "InputDimensionCount - BatchDimensionCount"
+        raise ValidationError(f"{operator}: IndicesTensor.Sizes[{rank - 1}] (the index tuple size) is "
+                              f"{tuple_size}; it must be in [1, {most}] ({bound})")
+    if batch is not None:
+        input_batch = list(source.sizes[rank - input_count: rank - input_count + batch])
+        indices_batch = list(indices.sizes[rank - indices_count: rank - indices_count + batch])
+        if input_batch != indices_batch:
+            raise ValidationError(f"{operator}: the batch sizes differ: with BatchDimensionCount {batch} "
+                                  f"InputTensor's are {input_batch} (Sizes[{rank - input_count}:"
+                                  f"{rank - input_count + batch}]) and IndicesTensor's are {indices_batch} "
+                                  f"(Sizes[{rank - indices_count}:{rank - indices_count + batch}]); they must be equal")
+    meaningful = indices_count - 1 + input_count - batch_count - tuple_size
+    if meaningful > rank:
+        terms = "InputDimensionCount" if batch is None else "InputDimensionCount - BatchDimensionCount"
+        raise ValidationError(f"{operator}: the output has {meaningful} meaningful dimensions "
+                              f"(IndicesDimensionCount - 1 + {terms} - tuple size {tuple_size}); "
+                              f"OutputTensor.DimensionCount is {rank}")
+    expected = list(gather_output_sizes(source, indices, input_count, indices_count, batch_count))
+    if list(result.sizes) != expected:
+        extra = "tuple dimensions" if batch is None else "batch and tuple dimensions"
+        raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(result.sizes)}; it must be {expected} "
+                              f"(the indices' sizes but the tuple size, then the input's sizes after the {extra}, "
+                              f"right-aligned with leading 1s)")
+
+
+def uint_field(operator: str, field: str, value: object) -> int:
     """A UINT field as an int, or a ValidationError naming the field."""
     if isinstance(value, bool) or not hasattr(value, "__index__") or not 0 <= int(value) < 2**32:
         raise ValidationError(f"{operator}: {field} is {value!r}; it must be an integer in [0, 2^32)")

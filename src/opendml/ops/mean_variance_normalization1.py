@@ -11,7 +11,7 @@ Mean and the population Variance are taken over Axes, separately for every coord
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from ..errors import UnsupportedError, ValidationError
 from ..support import F16, F32, L, SupportTable, check_support, row
@@ -76,20 +76,8 @@ class MeanVarianceNormalization1OperatorDesc(OperatorDesc):
 
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
-        require_tensor(operator, "InputTensor", self.input_tensor)
-        require_tensor(operator, "OutputTensor", self.output_tensor)
-        for name, value in (("ScaleTensor", self.scale_tensor), ("BiasTensor", self.bias_tensor)):
-            if value is not None:
-                require_tensor(operator, name, value)
+        init_normalization_fields(self, operator)
         object.__setattr__(self, "axes", uint_list(operator, "Axes", self.axes))
-        flag = self.normalize_variance
-        if not isinstance(flag, bool) and not (isinstance(flag, int) and flag in (0, 1)):
-            raise ValidationError(f"{operator}: NormalizeVariance is {flag!r}; it must be a BOOL (True or False)")
-        object.__setattr__(self, "normalize_variance", bool(flag))
-        object.__setattr__(self, "epsilon", float_field(operator, "Epsilon", self.epsilon))
-        if self.fused_activation is not None and not isinstance(self.fused_activation, OperatorDesc):
-            raise ValidationError(f"{operator}: FusedActivation is {type(self.fused_activation).__name__}; it must "
-                                  f"be an operator descriptor (one of {fusable_names()}) or None")
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("ScaleTensor", self.scale_tensor),
@@ -109,63 +97,116 @@ class MeanVarianceNormalization1OperatorDesc(OperatorDesc):
     def validate(self, level: FeatureLevel) -> None:
         operator = self.label
         self.check_tensors()
-        source = self.input_tensor
-        check_axes(operator, self.axes, source.dimension_count, "InputTensor")
-        tensors = {name: desc for name, desc in (*self.input_slots(), *self.output_slots())}
-        check_support(SUPPORT, operator, level, tensors)
-        for name, desc in tensors.items():
-            if desc is None or name == "InputTensor":
-                continue
-            check_same_data_type(operator, name, desc, "InputTensor", source)
-            check_same_rank(operator, name, desc, "InputTensor", source)
-        if self.output_tensor.sizes != source.sizes:
-            raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(self.output_tensor.sizes)}; it must "
-                                  f"equal InputTensor.Sizes {list(source.sizes)}")
-        self._check_scale_bias(operator, level)
-        self._check_fused_activation(operator, level)
+        check_axes(operator, self.axes, self.input_tensor.dimension_count, "InputTensor")
+        check_normalization(self, operator, level, SUPPORT, SCALE_BIAS_RULES)
 
-    def _check_scale_bias(self, operator: str, level: FeatureLevel) -> None:
-        """Raises for the first Scale/Bias rule broken at `level`: UnsupportedError when a higher level's rule
-        accepts the tensors (naming the lowest such level), ValidationError when none does."""
-        rules = sorted(SCALE_BIAS_RULES, key=lambda rule: rule.level)
-        current = max((rule for rule in rules if rule.level <= level), key=lambda rule: rule.level)
-        problem = self._scale_bias_problem(current)
-        if problem is None:
-            return
-        for higher in rules:
-            if higher.level > level and self._scale_bias_problem(higher) is None:
-                raise UnsupportedError(f"{operator}: {problem[0]} needs feature level {higher.level}; the device is "
-                                       f"at {level}")
-        raise ValidationError(f"{operator}: {problem[1]}")
 
-    def _scale_bias_problem(self, rule: ScaleBiasRule) -> tuple[str, str] | None:
-        """(the subject, the whole complaint) of the first Scale/Bias problem under `rule`, or None."""
-        scale, bias = self.scale_tensor, self.bias_tensor
-        if (scale is None) != (bias is None) and not rule.either_may_be_absent:
-            given, missing = ("ScaleTensor", "BiasTensor") if bias is None else ("BiasTensor", "ScaleTensor")
-            subject = f"{given} without {missing}"
-            return subject, f"{subject}: below feature level 5_2 both or neither must be given"
-        sizes = self.input_tensor.sizes
-        for name, desc in (("ScaleTensor", scale), ("BiasTensor", bias)):
-            if desc is None:
-                continue
-            for dim, (size, input_size) in enumerate(zip(desc.sizes, sizes, strict=True)):
-                if size not in (input_size, 1):
-                    return (f"{name}.Sizes[{dim}] {size}",
-                            f"{name}.Sizes[{dim}] is {size}; it must be {input_size} (InputTensor.Sizes[{dim}]) or 1")
-            # The page's channel rule names dimension 1 ({Batch, Channel, Height, Width}); a rank-1 tensor has no
-            # channel dimension.
-            if rule.channel_must_match and len(sizes) > 1 and desc.sizes[1] != sizes[1]:
-                subject = f"{name}.Sizes[1] 1 (broadcast over the channel dimension)"
-                return subject, (f"{name}.Sizes[1] is 1; below feature level 4_0 it must equal InputTensor.Sizes[1] "
-                                 f"({sizes[1]})")
-        return None
+class NormalizationFields(Protocol):
+    """The fields MEAN_VARIANCE_NORMALIZATION and MEAN_VARIANCE_NORMALIZATION1 share, by the same names."""
 
-    def _check_fused_activation(self, operator: str, level: FeatureLevel) -> None:
-        activation = self.fused_activation
-        if activation is None:
-            return
-        if not isinstance(activation, ActivationOperatorDesc):
-            raise ValidationError(f"{operator}: FusedActivation is {activation.label}; it must be one of "
-                                  f"{fusable_names()}")
-        activation.check_fusable(operator, level)
+    @property
+    def input_tensor(self) -> TensorDesc: ...
+    @property
+    def scale_tensor(self) -> TensorDesc | None: ...
+    @property
+    def bias_tensor(self) -> TensorDesc | None: ...
+    @property
+    def output_tensor(self) -> TensorDesc: ...
+    @property
+    def normalize_variance(self) -> bool: ...
+    @property
+    def epsilon(self) -> float: ...
+    @property
+    def fused_activation(self) -> OperatorDesc | None: ...
+
+    def input_slots(self) -> list[tuple[str, TensorDesc | None]]: ...
+
+    def output_slots(self) -> list[tuple[str, TensorDesc]]: ...
+
+
+def bool_field(operator: str, field: str, value: object) -> bool:
+    """A BOOL field as a bool (True, False, 1 or 0), or a ValidationError naming the field."""
+    if not isinstance(value, bool) and not (isinstance(value, int) and value in (0, 1)):
+        raise ValidationError(f"{operator}: {field} is {value!r}; it must be a BOOL (True or False)")
+    return bool(value)
+
+
+def init_normalization_fields(desc: NormalizationFields, operator: str) -> None:
+    """The shared part of both descriptors' __post_init__: tensor types, NormalizeVariance and Epsilon normalized
+    (a frozen dataclass's fields are set through object.__setattr__), FusedActivation's type."""
+    require_tensor(operator, "InputTensor", desc.input_tensor)
+    require_tensor(operator, "OutputTensor", desc.output_tensor)
+    for name, value in (("ScaleTensor", desc.scale_tensor), ("BiasTensor", desc.bias_tensor)):
+        if value is not None:
+            require_tensor(operator, name, value)
+    object.__setattr__(desc, "normalize_variance", bool_field(operator, "NormalizeVariance", desc.normalize_variance))
+    object.__setattr__(desc, "epsilon", float_field(operator, "Epsilon", desc.epsilon))
+    if desc.fused_activation is not None and not isinstance(desc.fused_activation, OperatorDesc):
+        raise ValidationError(f"{operator}: FusedActivation is {type(desc.fused_activation).__name__}; it must "
+                              f"be an operator descriptor (one of {fusable_names()}) or None")
+
+
+def check_normalization(desc: NormalizationFields, operator: str, level: FeatureLevel, support: SupportTable,
+                        rules: tuple[ScaleBiasRule, ...]) -> None:
+    """The rules both versions share, after the per-tensor checks (and MVN1's Axes): the page's support table,
+    one DataType and DimensionCount for all four tensors, the output's sizes, the page's Scale/Bias `rules`, and
+    the fused activation."""
+    source = desc.input_tensor
+    tensors = {name: tensor for name, tensor in (*desc.input_slots(), *desc.output_slots())}
+    check_support(support, operator, level, tensors)
+    for name, tensor in tensors.items():
+        if tensor is None or name == "InputTensor":
+            continue
+        check_same_data_type(operator, name, tensor, "InputTensor", source)
+        check_same_rank(operator, name, tensor, "InputTensor", source)
+    if desc.output_tensor.sizes != source.sizes:
+        raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(desc.output_tensor.sizes)}; it must "
+                              f"equal InputTensor.Sizes {list(source.sizes)}")
+    _check_scale_bias(desc, operator, level, rules)
+    activation = desc.fused_activation
+    if activation is None:
+        return
+    if not isinstance(activation, ActivationOperatorDesc):
+        raise ValidationError(f"{operator}: FusedActivation is {activation.label}; it must be one of "
+                              f"{fusable_names()}")
+    activation.check_fusable(operator, level)
+
+
+def _check_scale_bias(desc: NormalizationFields, operator: str, level: FeatureLevel,
+                      rules: tuple[ScaleBiasRule, ...]) -> None:
+    """Raises for the first Scale/Bias rule broken at `level`: UnsupportedError when a higher level's rule
+    accepts the tensors (naming the lowest such level), ValidationError when none does."""
+    ordered = sorted(rules, key=lambda rule: rule.level)
+    current = max((rule for rule in ordered if rule.level <= level), key=lambda rule: rule.level)
+    problem = _scale_bias_problem(desc, current)
+    if problem is None:
+        return
+    for higher in ordered:
+        if higher.level > level and _scale_bias_problem(desc, higher) is None:
+            raise UnsupportedError(f"{operator}: {problem[0]} needs feature level {higher.level}; the device is "
+                                   f"at {level}")
+    raise ValidationError(f"{operator}: {problem[1]}")
+
+
+def _scale_bias_problem(desc: NormalizationFields, rule: ScaleBiasRule) -> tuple[str, str] | None:
+    """(the subject, the whole complaint) of the first Scale/Bias problem under `rule`, or None."""
+    scale, bias = desc.scale_tensor, desc.bias_tensor
+    if (scale is None) != (bias is None) and not rule.either_may_be_absent:
+        given, missing = ("ScaleTensor", "BiasTensor") if bias is None else ("BiasTensor", "ScaleTensor")
+        subject = f"{given} without {missing}"
+        return subject, f"{subject}: below feature level 5_2 both or neither must be given"
+    sizes = desc.input_tensor.sizes
+    for name, tensor in (("ScaleTensor", scale), ("BiasTensor", bias)):
+        if tensor is None:
+            continue
+        for dim, (size, input_size) in enumerate(zip(tensor.sizes, sizes, strict=True)):
+            if size not in (input_size, 1):
+                return (f"{name}.Sizes[{dim}] {size}",
+                        f"{name}.Sizes[{dim}] is {size}; it must be {input_size} (InputTensor.Sizes[{dim}]) or 1")
+        # The page's channel rule names dimension 1 ({Batch, Channel, Height, Width}); a rank-1 tensor has no
+        # channel dimension.
+        if rule.channel_must_match and len(sizes) > 1 and tensor.sizes[1] != sizes[1]:
+            subject = f"{name}.Sizes[1] 1 (broadcast over the channel dimension)"
+            return subject, (f"{name}.Sizes[1] is 1; below feature level 4_0 it must equal InputTensor.Sizes[1] "
+                             f"({sizes[1]})")
+    return None
