@@ -139,8 +139,8 @@ def test_integer_and_numpy_parameters_become_floats() -> None:
 
 
 def test_standalone_form() -> None:
-    # The tensors are how a standalone activation is described; validation checks them, then says that
-    # standalone activations are not implemented.
+    # The tensors are how a standalone activation is described (test_activation_standalone.py runs all 17); the
+    # same class without them is the fused form, which a device refuses to run on its own.
     x = dml.TensorDesc(F32, [4])
     device = dml.Device()
     with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_ACTIVATION_RELU: InputTensor is absent; a "
@@ -149,12 +149,14 @@ def test_standalone_form() -> None:
     relu = dml.ActivationReluOperatorDesc(input_tensor=x, output_tensor=x)
     assert relu.input_slots() == [("InputTensor", x)] and relu.output_slots() == [("OutputTensor", x)]
     assert not relu.is_fused_form
-    with pytest.raises(dml.UnsupportedError, match=r"DML_OPERATOR_ACTIVATION_RELU as a standalone operator is not "
-                                                   r"implemented"):
-        device.create_operator(relu)
+    (out,) = device.compile_operator(device.create_operator(relu))(np.array([-1, 0, 2, -3], np.float32))
+    assert out.tolist() == [0, 0, 2, 0]
     with pytest.raises(dml.UnsupportedError, match=r"DML_OPERATOR_ACTIVATION_GELU needs feature level 5_1"):
         dml.Device(feature_level="5_0").create_operator(dml.ActivationGeluOperatorDesc(input_tensor=x,
                                                                                        output_tensor=x))
+    with pytest.raises(dml.ValidationError, match=r"FusedActivation.InputTensor is set; a fused activation's "
+                                                  r"InputTensor and OutputTensor must be absent"):
+        device.create_operator(_mvn(relu))
 
 
 def test_dml_field_names() -> None:

@@ -143,6 +143,8 @@ class CompiledOperator:
         self._owned: dict[int, FlatArray | DeviceRange] = {}
         self._owned_slots = {index for index, (_, desc) in enumerate(self._inputs)
                              if desc is not None and desc.flags & TensorFlags.OWNED_BY_DML}
+        self._in_place = self.desc.in_place_pairs()
+        self._descs = {name: desc for name, desc in [*self._inputs, *self._outputs] if desc is not None}
         self._kernel = operator.device.backend.compile(self.desc, flags, operator.device.debug)
 
     def __repr__(self) -> str:
@@ -206,7 +208,7 @@ class CompiledOperator:
             view, space, start, end = self._view(name, desc, binding, writable=True)
             output_views.append(view)
             ranges.append((name, space, start, end, True))
-        _check_overlaps(self._label, ranges)
+        _check_overlaps(self._label, ranges, self._in_place, self._descs)
         self._kernel(input_views, output_views)
 
     def _check_count(self, kind: str, bindings: Sequence[Binding | None], slots: Sequence[tuple[str, Any]]) -> None:
@@ -305,15 +307,31 @@ class CompiledOperator:
         return tuple(_logical(desc, buffer).copy() for (_, desc), buffer in zip(self._outputs, buffers, strict=True))
 
 
-def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, int, bool]]) -> None:
-    """An output's bound range may not overlap any input's or another output's (no operator runs in place)."""
+def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, int, bool]],
+                    in_place: Sequence[tuple[str, str]] = (), descs: dict[str, TensorDesc] | None = None) -> None:
+    """An output's bound range may not overlap any input's or another output's, except in place: an (input, output)
+    pair of `in_place` may be bound to exactly the same range (the same memory, start and end) when the two tensors
+    lay out their elements alike (the same Strides), so that each element is overwritten by its own result only."""
     for index, (name, space, start, end, is_output) in enumerate(ranges):
         for other_name, other_space, other_start, other_end, other_is_output in ranges[index + 1:]:
             if space != other_space:
                 continue
             if (is_output or other_is_output) and start < other_end and other_start < end and start < end:
-                raise BindingError(f"{label}: the bound ranges of {name} and {other_name} overlap; an output may "
-                                   f"not share memory with another bound tensor")
+                pair = (other_name, name) if is_output else (name, other_name)
+                if is_output == other_is_output or pair not in in_place:
+                    raise BindingError(f"{label}: the bound ranges of {name} and {other_name} overlap; an output may "
+                                       f"not share memory with another bound tensor")
+                source, target = pair
+                if (start, end) != (other_start, other_end):
+                    raise BindingError(f"{label}: the bound ranges of {source} and {target} overlap without being the "
+                                       f"same; in-place execution needs {target} bound to exactly {source}'s range "
+                                       f"(the same offset and size)")
+                assert descs is not None
+                source_strides, target_strides = descs[source].element_strides, descs[target].element_strides
+                if source_strides != target_strides:
+                    raise BindingError(f"{label}: {source} and {target} are bound to the same range but their "
+                                       f"Strides differ ({list(source_strides)} and {list(target_strides)}); in "
+                                       f"place, each element must be overwritten by its own result")
 
 
 def _strided(desc: TensorDesc, buffer: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -9,8 +9,16 @@ a fused activation)::
     >>> ActivationLeakyReluOperatorDesc(0.1, input_tensor=x, output_tensor=y)    # standalone
 
 What is data here: ACTIVATIONS (per operator: the feature level that introduced it, its parameters in struct order
-with DML's names, the function it computes) and PARAMETER_RULES (the parameter values a level refuses). FIELDS maps
+with DML's names, the function it computes, whether its page allows in-place execution), SUPPORT (each page's
+"Tensor support" tables, per feature level) and PARAMETER_RULES (the parameter values a level refuses). FIELDS maps
 DML's field names to the Python ones, for readers of DML-spelled models.
+
+A standalone activation follows its page: InputTensor and OutputTensor have the same DataType, DimensionCount and
+Sizes; the data types and dimension counts of the row in force at the device's level (RELU takes INT32, INT16 and
+INT8 from 5_1, SHRINK the 8- to 32-bit integers from 5_1; the others FLOAT32 and FLOAT16 only); any input strides,
+zero included (a broadcast input). Every page but GELU's says "This operator supports in-place execution, meaning
+that the output tensor is permitted to alias InputTensor during binding": `in_place_pairs` says so to the Device.
+Integer tensors compute exactly in integers (`IntegerShrink` for SHRINK, whose parameters are FLOATs).
 """
 
 from __future__ import annotations
@@ -23,9 +31,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import UnsupportedError, ValidationError
+from ..support import F16, F32, I8, I16, I32, U8, U16, U32, SupportTable, check_support, row
 from ..tensor import TensorDesc
-from ..types import FeatureLevel, OperatorType
-from .base import OperatorDesc, require_tensor
+from ..types import DataType, FeatureLevel, OperatorType
+from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 
 L = FeatureLevel
 T = OperatorType
@@ -48,6 +57,7 @@ class ActivationInfo:
     level: FeatureLevel                 # the feature level that introduced it
     parameters: tuple[str, ...]         # DML field names, in struct order
     formula: str
+    in_place: bool = True               # the page: "the output tensor is permitted to alias InputTensor"
 
 
 #: Every activation MEAN_VARIANCE_NORMALIZATION1 may fuse (DIGEST 2.4, DECISIONS 19).
@@ -70,9 +80,31 @@ ACTIVATIONS: tuple[ActivationInfo, ...] = (
     ActivationInfo(T.ACTIVATION_IDENTITY, L.LEVEL_1_0, (), "x"),
     ActivationInfo(T.ACTIVATION_SHRINK, L.LEVEL_2_0, ("Bias", "Threshold"),
                    "x - Bias if x > Threshold; x + Bias if x < -Threshold; else 0"),
-    ActivationInfo(T.ACTIVATION_GELU, L.LEVEL_5_1, (), "0.5 * x * (1 + erf(x / sqrt(2)))"),
+    # GELU's page, alone among the 17, does not allow in-place execution.
+    ActivationInfo(T.ACTIVATION_GELU, L.LEVEL_5_1, (), "0.5 * x * (1 + erf(x / sqrt(2)))", in_place=False),
 )
 ACTIVATION_INFO: dict[OperatorType, ActivationInfo] = {info.operator_type: info for info in ACTIVATIONS}
+
+_FLOATS = (F32, F16)
+#: The rows most of the pages share (FLOAT32 and FLOAT16): exactly 4 dimensions at 1_0, 4 to 5 from 2_0, 1 to 8
+#: from 3_0.
+_SHARED_ROWS: SupportTable = (
+    row(L.LEVEL_3_0, (1, 8), InputTensor=_FLOATS, OutputTensor=_FLOATS),
+    row(L.LEVEL_2_0, (4, 5), InputTensor=_FLOATS, OutputTensor=_FLOATS),
+    row(L.LEVEL_1_0, 4, InputTensor=_FLOATS, OutputTensor=_FLOATS),
+)
+_RELU_TYPES = (F32, F16, I32, I16, I8)
+_SHRINK_TYPES = (F32, F16, I32, I16, I8, U32, U16, U8)
+
+#: Each page's "Tensor support" tables, by activation (the standalone operators; a fused activation has no tensors).
+SUPPORT: dict[OperatorType, SupportTable] = {
+    **{info.operator_type: _SHARED_ROWS for info in ACTIVATIONS},
+    T.ACTIVATION_RELU: (row(L.LEVEL_5_1, (1, 8), InputTensor=_RELU_TYPES, OutputTensor=_RELU_TYPES), *_SHARED_ROWS),
+    T.ACTIVATION_CELU: (row(L.LEVEL_3_0, (1, 8), InputTensor=_FLOATS, OutputTensor=_FLOATS),),
+    T.ACTIVATION_SHRINK: (row(L.LEVEL_5_1, (1, 8), InputTensor=_SHRINK_TYPES, OutputTensor=_SHRINK_TYPES),
+                          *_SHARED_ROWS[:2]),
+    T.ACTIVATION_GELU: (row(L.LEVEL_5_1, (1, 8), InputTensor=_FLOATS, OutputTensor=_FLOATS),),
+}
 
 
 @dataclass(frozen=True)
@@ -131,6 +163,11 @@ class ActivationOperatorDesc(OperatorDesc):
         return ACTIVATION_INFO[cls.OPERATOR_TYPE]
 
     @classmethod
+    def support_tables(cls) -> dict[str, SupportTable]:
+        """This activation's own page's table (SUPPORT holds all 17)."""
+        return {"": SUPPORT[cls.OPERATOR_TYPE]}
+
+    @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
         """The Python names of the FLOAT parameters, in struct order."""
         return tuple(FIELDS[name] for name in ACTIVATION_INFO[cls.OPERATOR_TYPE].parameters)
@@ -183,18 +220,27 @@ class ActivationOperatorDesc(OperatorDesc):
         return [] if self.output_tensor is None else [("OutputTensor", self.output_tensor)]
 
     def validate(self, level: FeatureLevel) -> None:
-        """As a standalone operator: both tensors, the shared tensor rules, the level and the parameter rules.
-        The standalone support tables are not part of opendml's specification yet, so this ends in
-        UnsupportedError once everything else has been checked."""
+        """As a standalone operator: both tensors, the shared tensor rules, the level and the parameter rules, the
+        page's tensor constraints (the same DataType, DimensionCount and Sizes) and its support table."""
         operator = self.label
         for name in ("input_tensor", "output_tensor"):
             if getattr(self, name) is None:
                 raise ValidationError(f"{operator}: {_DML_NAMES[name]} is absent; a standalone activation needs "
                                       f"both InputTensor and OutputTensor (only a FusedActivation leaves them out)")
+        source, target = self.input_tensor, self.output_tensor
+        assert source is not None and target is not None
         self.check_tensors()
         self.check_level_and_parameters(operator, level, operator, "")
-        raise UnsupportedError(f"{operator} as a standalone operator is not implemented; use it as the "
-                               f"FusedActivation of DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1")
+        check_same_data_type(operator, "OutputTensor", target, "InputTensor", source)
+        check_same_rank(operator, "OutputTensor", target, "InputTensor", source)
+        if target.sizes != source.sizes:
+            raise ValidationError(f"{operator}: OutputTensor.Sizes is {list(target.sizes)}; it must equal "
+                                  f"InputTensor.Sizes {list(source.sizes)}")
+        check_support(SUPPORT[self.OPERATOR_TYPE], operator, level, {"InputTensor": source, "OutputTensor": target})
+
+    def in_place_pairs(self) -> tuple[tuple[str, str], ...]:
+        """OutputTensor may be bound to exactly InputTensor's range where the page allows in-place execution."""
+        return (("InputTensor", "OutputTensor"),) if self.info().in_place else ()
 
 
 def float_field(operator: str, name: str, value: object) -> float:
@@ -424,10 +470,12 @@ ACTIVATION_CLASSES: dict[OperatorType, type[ActivationOperatorDesc]] = {
 
 def _check_tables() -> None:
     """The classes and the table must agree (fields in struct order); a mismatch is a bug in this module."""
-    assert set(ACTIVATION_CLASSES) == set(ACTIVATION_INFO)
+    assert set(ACTIVATION_CLASSES) == set(ACTIVATION_INFO) == set(SUPPORT)
     for operator_type, cls in ACTIVATION_CLASSES.items():
         names = tuple(item.name for item in fields(cls) if item.name not in ("input_tensor", "output_tensor"))
         assert names == cls.parameter_names(), (operator_type, names)
+        # a page's first table row is the level that introduced the operator
+        assert min(support_row.level for support_row in SUPPORT[operator_type]) == ACTIVATION_INFO[operator_type].level
 
 
 _check_tables()
@@ -456,3 +504,70 @@ def make_activation(operator_type: OperatorType | str, dml_fields: Mapping[str, 
             raise ValidationError(f"{kind.dml_name}: {name} is not one of its fields ({', '.join(allowed)})")
         kwargs[FIELDS[name]] = value
     return cls(**kwargs)  # type: ignore[arg-type]
+
+
+# -- SHRINK on integer tensors --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class IntegerPiece:
+    """x -> clamp(x - k) to the type's range, for each x of the type, taking `inside` where low <= x <= high and
+    `outside` elsewhere. A shift is (low, high, k): clamp(x, low, high) - k, whose value always lies in the type's
+    range, so that a kernel computes it exactly in the type's own width (wrapping arithmetic, k modulo 2^32)."""
+
+    low: int
+    high: int
+    inside: tuple[int, int, int]
+    outside: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class IntegerShrink:
+    """SHRINK on an integer type, in integers only (both backends evaluate exactly this):
+
+        y = minus(x) if above[0] <= x <= above[1] else (plus(x) if below[0] <= x <= below[1] else 0)
+
+    `above` is x > Threshold and `below` x < -Threshold (a range with low > high is empty); `minus` is x - Bias and
+    `plus` x + Bias, each truncated toward zero (as ONNX's Shrink converts to the type) and saturated to the type's
+    range. Threshold and Bias are FLOATs used exactly (rounded to FLOAT first, as DML receives them)."""
+
+    above: tuple[int, int]
+    below: tuple[int, int]
+    minus: IntegerPiece
+    plus: IntegerPiece
+
+    @classmethod
+    def of(cls, bias: float, threshold: float, data_type: DataType) -> IntegerShrink:
+        info = np.iinfo(data_type.numpy_dtype)
+        lo, hi = int(info.min), int(info.max)
+        bias, threshold = float(np.float32(bias)), float(np.float32(threshold))
+
+        def at_least(a: int) -> tuple[int, int]:
+            return (max(a, lo), hi) if a <= hi else (hi, lo)
+
+        def at_most(b: int) -> tuple[int, int]:
+            return (lo, min(b, hi)) if b >= lo else (hi, lo)
+
+        def shift(k: int) -> tuple[int, int, int]:
+            """clamp(x - k) as clamp(x, low, high) - k; where every x saturates, a constant (k = 0)."""
+            if lo + k > hi:
+                return lo, lo, 0
+            if hi + k < lo:
+                return hi, hi, 0
+            return max(lo + k, lo), min(hi + k, hi), k
+
+        def piece(start: int, inside: int, outside: int) -> IntegerPiece:
+            return IntegerPiece(*at_least(start), shift(inside), shift(outside))
+
+        ceil_b, floor_b = math.ceil(bias), math.floor(bias)
+        # x integer: trunc(x - B) = x - ceil(B) where x >= ceil(B) (the difference is >= 0), else x - floor(B);
+        # trunc(x + B) = x + floor(B) where x >= -floor(B), else x + ceil(B).
+        return cls(above=at_least(math.floor(threshold) + 1), below=at_most(math.ceil(-threshold) - 1),
+                   minus=piece(ceil_b, ceil_b, floor_b), plus=piece(-floor_b, -floor_b, -ceil_b))
+
+    def words(self) -> tuple[int, ...]:
+        """The 20 integers in a fixed order (above, below, then each piece: low, high, inside, outside), for
+        kernels' parameter arrays."""
+        values: list[int] = [*self.above, *self.below]
+        for piece in (self.minus, self.plus):
+            values += [piece.low, piece.high, *piece.inside, *piece.outside]
+        return tuple(values)

@@ -66,6 +66,12 @@ class OperatorDesc(ABC):
     def validate(self, level: FeatureLevel) -> None:
         """Raises ValidationError or UnsupportedError on the first broken rule at this feature level."""
 
+    def in_place_pairs(self) -> tuple[tuple[str, str], ...]:
+        """(input field, output field) pairs that may be bound to the same memory: the operators whose page "supports
+        in-place execution, meaning that the output tensor is permitted to alias InputTensor during binding". None
+        by default."""
+        return ()
+
     def check_tensors(self) -> None:
         """The rules every tensor of every operator follows (DECISIONS 1-4)."""
         for name, desc in self.input_slots():

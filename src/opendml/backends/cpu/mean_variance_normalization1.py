@@ -24,10 +24,9 @@ Kernel, per group:
 FLOAT16 travels as uint16 bits, widened exactly on load and rounded once from the FLOAT32 result on store
 (DECISIONS 17). Large tensors spread their groups over numba's threads.
 
-The transcendental activations use FLOAT32 polynomial exp/log/erfc written here: numba's math.exp/erf/log1p are
-scalar libm calls that LLVM cannot vectorize (measured: a loop of math.erf was about ten times slower than the
-vectorized GELU here). Every activation keeps NaN as NaN. The compute-bound loops ask for 512-bit vectors where
-the machine has them (memory_kernels.prefer_wide_vectors).
+The fused activation is activations.py's `_activate_store`, the same formulas the standalone activation operators
+run (one formula per activation, so the two can never disagree). The compute-bound loops ask for 512-bit vectors
+where the machine has them (memory_kernels.prefer_wide_vectors).
 """
 
 from __future__ import annotations
@@ -39,16 +38,28 @@ from typing import Any, cast
 import numba
 import numpy as np
 import numpy.typing as npt
-from llvmlite import ir  # type: ignore[import-untyped]
-from numba import types
-from numba.extending import intrinsic, overload
 
 from ...ops.activations import ActivationOperatorDesc
 from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
-from ...types import ExecutionFlags, OperatorType
+from ...types import ExecutionFlags
 from .. import FlatArray, Kernel
 from . import memory_kernels
+from .activations import (
+    _ELEMENTWISE_FASTMATH,
+    _F16_TAG,
+    _FASTMATH,
+    _IDENTITY,
+    _INF,
+    _NATIVE_TAG,
+    _NONE,
+    _ONE,
+    _RELU,
+    _ZERO,
+    _activate_store,
+    _load,
+    _store,
+)
 from .memory_kernels import (
     LINE_BYTES,
     PARALLEL_LAUNCH,
@@ -62,11 +73,9 @@ from .memory_kernels import (
     stream_lines,
 )
 
-# reassoc lets LLVM vectorize the sums; contract allows FMA. Neither changes NaN or infinity behaviour.
-_FASTMATH = {"reassoc", "contract"}
-# The normalizing loops vectorize without reassociation, and must not have it: it would fold
-# ((x - mean_hi) - mean_lo) into x - mean and (d * rstd) * Scale into d * (rstd * Scale), which overflows.
-_ELEMENTWISE_FASTMATH = {"contract"}
+# _FASTMATH (reassoc, contract) lets LLVM vectorize the sums. The normalizing loops (_ELEMENTWISE_FASTMATH) vectorize
+# without reassociation, and must not have it: it would fold ((x - mean_hi) - mean_lo) into x - mean and
+# (d * rstd) * Scale into d * (rstd * Scale), which overflows.
 
 #: Most elements per block of a run (a run is cut into equal blocks): a block is read twice for its statistics and
 #: once more for the output while it stays in L1, and the FLOAT32 temporary holds one block. Equal blocks leave more
@@ -86,331 +95,10 @@ _RSTD_LIMIT = 2.0**126
 #: Below this many elements a dispatch runs on one thread (starting the pool costs more than it saves).
 _PARALLEL_MIN_ELEMENTS = 1 << 16
 
-# Activation codes: DML_OPERATOR_TYPE values, 0 for none.
-_NONE = 0
-_LINEAR, _SIGMOID, _HARD_SIGMOID, _TANH, _SCALED_TANH, _RELU, _LEAKY_RELU, _THRESHOLDED_RELU, _ELU, _CELU = (
-    int(OperatorType["ACTIVATION_" + name]) for name in (
-        "LINEAR", "SIGMOID", "HARD_SIGMOID", "TANH", "SCALED_TANH", "RELU", "LEAKY_RELU", "THRESHOLDED_RELU", "ELU",
-        "CELU"))
-_SCALED_ELU, _SOFTPLUS, _PARAMETRIC_SOFTPLUS, _SOFTSIGN, _IDENTITY, _SHRINK, _GELU = (
-    int(OperatorType["ACTIVATION_" + name]) for name in (
-        "SCALED_ELU", "SOFTPLUS", "PARAMETRIC_SOFTPLUS", "SOFTSIGN", "IDENTITY", "SHRINK", "GELU"))
-
 # Layout of the int64 `meta` array.
 (_M_GROUP_TABLE, _M_K, _M_KX, _M_KY, _M_KS, _M_KB, _M_RUN_TABLE, _M_L, _M_LX, _M_LY, _M_LS, _M_LB, _M_N,
  _M_HAS_SCALE, _M_HAS_BIAS, _M_NORMALIZE, _M_ACTIVATION, _M_CHUNKS, _M_STREAM) = range(19)
 _META_LEN = 19
-
-_F16_TAG = np.float32(0.0)
-_NATIVE_TAG = np.int64(0)
-
-F32 = np.float32
-_ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
-_INF = F32(np.inf)
-_LOG2E = F32(1.4426950408889634)
-_LN2_HI = F32(0.693359375)           # ln 2 = _LN2_HI + _LN2_LO; k * _LN2_HI is exact for |k| < 2^15
-_LN2_LO = F32(-2.12194440e-4)
-_LN2 = F32(0.6931471805599453)
-_SQRT2 = F32(1.4142135623730951)
-_EXP_LOW = F32(-104.0)               # exp below this is under half the smallest FLOAT32 subnormal
-_EXP_HIGH = F32(88.8)                # exp above 88.73 overflows FLOAT32
-_TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
-
-# Reciprocal factorials for the Taylor polynomials.
-(_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (F32(1.0 / math.factorial(n)) for n in range(2, 9))
-# 1 / (2n + 1) for the atanh series of the logarithm.
-(_O3, _O5, _O7, _O9, _O11) = (F32(1.0 / n) for n in (3, 5, 7, 9, 11))
-
-# GELU (see _gelu): x Phi(x) = max(x, 0) - w 2^(y(w) - x^2 / (2 ln 2)) p(r) / S, S = 2 sqrt(2), a = min(|x|, 13.2),
-# w = a / (8 / S + a); y(w) = log2(S a erfc(a / sqrt 2) / (2 w)) + a^2 / (2 ln 2) as a degree-8 polynomial in w, and
-# 2^r / S for |r| <= 1/2 as P0 + r (P1 + ... + r P5). Both fitted for opendml by tools/fit_gelu.py (weighted minimax,
-# FLOAT32 coefficients): the exponential's relative error is 2 u, y's 2.1 u for |x| < 1, growing in the tail as the
-# tests' tolerance does (u = 2^-24).
-(_Y0, _Y1, _Y2, _Y3, _Y4, _Y5, _Y6, _Y7, _Y8) = (F32(c) for c in (
-    2.0, -1.813122272491455, -0.4373633563518524, 0.2312205731868744, 0.29176726937294006, 0.019958103075623512,
-    0.09025117754936218, -0.4234226942062378, 0.21595090627670288))
-(_P0, _P1, _P2, _P3, _P4, _P5) = (F32(c) for c in (
-    0.3535533845424652, 0.24506446719169617, 0.08493155986070633, 0.019624825567007065, 0.0034190204460173845,
-    0.00046886946074664593))
-_GELU_OFFSET = F32(8.0 / (2.0 * math.sqrt(2.0)))
-_GELU_HALF_LOG2E = F32(0.5 / math.log(2.0))
-#: |x| beyond this gives |GELU(x)| < 2^-126 (GELU(-13.15) is about -1.1e-38).
-_GELU_CLAMP = F32(13.2)
-#: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
-_EXP_SHIFTER = F32(12582912.0 + 127.0)
-
-
-# -- FLOAT16 bits <-> float32, as LLVM conversions (vcvtph2ps / vcvtps2ph; both vectorize) ----------------------------
-
-def _half_to_float_typer(typingctx: Any, bits: Any) -> Any:
-    if bits != types.uint16:
-        return None
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-
-    return types.float32(types.uint16), codegen
-
-
-def _float_to_half_typer(typingctx: Any, value: Any) -> Any:
-    if value != types.float32:
-        return None
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-
-    return types.uint16(types.float32), codegen
-
-
-# Typed Any: numba's stubs give an intrinsic its typer's call signature.
-_half_to_float: Any = intrinsic(_half_to_float_typer)
-#: float32 -> FLOAT16 bits, rounded to nearest even (overflow to infinity, NaN kept).
-_float_to_half: Any = intrinsic(_float_to_half_typer)
-
-
-def _load(x: Any, i: Any, tag: Any) -> Any:
-    """Element i as float32 (FLOAT16 bits decoded exactly). The body is numba's, from the overload below."""
-    raise NotImplementedError
-
-
-def _store(y: Any, i: Any, v: Any, tag: Any) -> None:
-    """Stores the float32 v at i (as FLOAT16 bits, rounded once, for a FLOAT16 tensor)."""
-    raise NotImplementedError
-
-
-def _is_f16(array: Any, tag: Any) -> bool:
-    return isinstance(tag, types.Float) and array.dtype == types.uint16
-
-
-@overload(_load, inline="always")
-def _load_impl(x: Any, i: Any, tag: Any) -> Any:
-    if _is_f16(x, tag):
-
-        def load_f16(x: Any, i: Any, tag: Any) -> Any:
-            return _half_to_float(x[np.uint64(i)])
-
-        return load_f16
-
-    def load(x: Any, i: Any, tag: Any) -> Any:
-        # An unsigned index spares numba's negative-index wraparound.
-        return x[np.uint64(i)]
-
-    return load
-
-
-@overload(_store, inline="always")
-def _store_impl(y: Any, i: Any, v: Any, tag: Any) -> Any:
-    if _is_f16(y, tag):
-
-        def store_f16(y: Any, i: Any, v: Any, tag: Any) -> None:
-            y[np.uint64(i)] = _float_to_half(v)
-
-        return store_f16
-
-    def store(y: Any, i: Any, v: Any, tag: Any) -> None:
-        y[np.uint64(i)] = v
-
-    return store
-
-
-# -- vectorizable FLOAT32 elementary functions ---------------------------------------------------------------------
-# Every constant is a float32 global: a Python float literal would turn the arithmetic into float64.
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _exp(v: Any) -> Any:
-    """exp(v): v = k ln2 + r, |r| <= ln2 / 2, degree-7 Taylor polynomial (relative error < 1e-8), times 2^k as two
-    factors 2^(k//2) and 2^(k - k//2) built in the exponent bits, so that subnormal results and results near
-    FLOAT32's maximum come out right."""
-    c = v if v > _EXP_LOW else _EXP_LOW
-    c = c if c < _EXP_HIGH else _EXP_HIGH
-    k = np.floor(c * _LOG2E + _HALF)
-    r = (c - k * _LN2_HI) - k * _LN2_LO
-    p = _ONE + r * (_ONE + r * (_R2 + r * (_R3 + r * (_R4 + r * (_R5 + r * (_R6 + r * _R7))))))
-    ki = np.int32(k)
-    k1 = ki >> 1
-    k2 = ki - k1
-    s1 = np.int32((k1 + 127) << 23).view(np.float32)
-    s2 = np.int32((k2 + 127) << 23).view(np.float32)
-    result = (p * s1) * s2
-    result = _ZERO if v < _EXP_LOW else result
-    return v if v != v else result
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _expm1(v: Any) -> Any:
-    """exp(v) - 1 without cancellation near 0: degree-8 Taylor polynomial for |v| < 0.5."""
-    small = v * (_ONE + v * (_R2 + v * (_R3 + v * (_R4 + v * (_R5 + v * (_R6 + v * (_R7 + v * _R8)))))))
-    large = _exp(v) - _ONE
-    return small if abs(v) < _HALF else large
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _log1p_unit(u: Any) -> Any:
-    """log(1 + u) for 0 <= u <= 1: w = 1 + u = 2^e m, log m = 2 atanh((m - 1) / (m + 1)) (series to s^11), and
-    the factor u / (w - 1) that restores what rounding 1 + u lost."""
-    w = _ONE + u
-    big = w > _SQRT2
-    m = w * _HALF if big else w
-    s = (m - _ONE) / (m + _ONE)
-    s2 = s * s
-    series = _ONE + s2 * (_O3 + s2 * (_O5 + s2 * (_O7 + s2 * (_O9 + s2 * _O11))))
-    log_w = _TWO * s * series + (_LN2 if big else _ZERO)
-    d = w - _ONE
-    return u if d == _ZERO else log_w * (u / d)
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _sigmoid(z: Any) -> Any:
-    return _ONE / (_ONE + _exp(-z))
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _tanh(z: Any) -> Any:
-    """tanh z = e / (e + 2), e = expm1(2|z|), with z's sign."""
-    a = abs(z)
-    a = _TANH_SATURATION if a > _TANH_SATURATION else a
-    e = _expm1(_TWO * a)
-    return np.float32(math.copysign(e / (e + _TWO), z))
-
-
-@numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
-def _gelu(x: Any) -> Any:
-    """x Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
-    accuracy in the tail), for x >= 0 x - x (1 - Phi(x)); one fused multiply-add either way. NaN stays NaN.
-
-    |x| erfc(|x| / sqrt 2) / 2 = w 2^z p(r) with z = y(w) - x^2 / (2 ln 2) = k + r (see _Y0). |x| is clamped to
-    _GELU_CLAMP, where |GELU| is below FLOAT32's smallest normal (any value under 2^-126 is as good) and z stays
-    above -125.3, so that 2^k can come from exponent bits (k >= -126) with no clamp and no test: k is rounded by
-    adding _EXP_SHIFTER, whose low mantissa bits then read k + 127, shifted into place as 2^k. That rounding needs
-    the compiler to keep (z + C) - C as written: the loops that inline this must not allow reassociation. The
-    constant factors all live in the polynomials' coefficients; what is left is mostly fused multiply-adds."""
-    a = abs(x)
-    a = _GELU_CLAMP if a > _GELU_CLAMP else a  # NaN stays
-    w = a / (_GELU_OFFSET + a)
-    z = _Y0 + w * (_Y1 + w * (_Y2 + w * (_Y3 + w * (_Y4 + w * (_Y5 + w * (_Y6 + w * (_Y7 + w * _Y8)))))))
-    z = z - (_GELU_HALF_LOG2E * a) * a
-    shifted = z + _EXP_SHIFTER
-    r = z - (shifted - _EXP_SHIFTER)
-    p = _P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * _P5))))
-    two_k = np.int32(np.float32(shifted).view(np.int32) << 23).view(np.float32)
-    positive = _ZERO if x < _ZERO else x  # NaN stays
-    return positive - w * (p * two_k)
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _nan_kept(x: Any, result: Any) -> Any:
-    """NaN in, NaN out, also where the formula's comparisons would pick a number."""
-    return x if x != x else result
-
-
-# -- the activation loops: one loop per activation, each writing the output -------------------------------------------
-
-@numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
-def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out: Any, shift: int,
-                    tag: Any) -> None:
-    """out[shift + i] = activation(tmp[i]) for lo <= i < hi, in FLOAT32 (stored in the output's type). The branch
-    is taken once per call; every loop is branch-free and contiguous so that LLVM vectorizes it at full width
-    (measured: the GELU loop ran 1.2x faster storing to a unit-stride staging block than to y[base + i * step]).
-    tmp is read with _load, which indexes unsigned: with a signed index that numba cannot prove non-negative (lo
-    is not a constant) it wraps negative indices, and LLVM turned the loads into gathers (measured: 2x slower).
-    Each value goes through a variable before _store: numba 0.68 silently dropped the store when a conditional
-    expression was passed straight to the inlined overload. No reassociation here: nothing is summed, and _gelu's
-    rounding step must stay as written."""
-    prefer_wide_vectors()
-    if code == _NONE or code == _IDENTITY:  # noqa: SIM109 (two integer compares, as numba compiles them)
-        for i in range(lo, hi):
-            w = _load(tmp, i, tag)
-            _store(out, shift + i, w, tag)
-    elif code == _RELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            w = _nan_kept(v, v if v > _ZERO else _ZERO)
-            _store(out, shift + i, w, tag)
-    elif code == _LINEAR:
-        for i in range(lo, hi):
-            w = p1 * _load(tmp, i, tag) + p2
-            _store(out, shift + i, w, tag)
-    elif code == _SIGMOID:
-        for i in range(lo, hi):
-            w = _sigmoid(_load(tmp, i, tag))
-            _store(out, shift + i, w, tag)
-    elif code == _HARD_SIGMOID:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            r = p1 * v + p2
-            r = r if r < _ONE else _ONE
-            r = r if r > _ZERO else _ZERO
-            w = _nan_kept(p1 * v, r)
-            _store(out, shift + i, w, tag)
-    elif code == _TANH:
-        for i in range(lo, hi):
-            w = _tanh(_load(tmp, i, tag))
-            _store(out, shift + i, w, tag)
-    elif code == _SCALED_TANH:
-        for i in range(lo, hi):
-            w = p1 * _tanh(p2 * _load(tmp, i, tag))
-            _store(out, shift + i, w, tag)
-    elif code == _LEAKY_RELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            w = v if v >= _ZERO else p1 * v
-            _store(out, shift + i, w, tag)
-    elif code == _THRESHOLDED_RELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            w = _nan_kept(v, v if v > p1 else _ZERO)
-            _store(out, shift + i, w, tag)
-    elif code == _ELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            w = v if v >= _ZERO else p1 * _expm1(v)
-            _store(out, shift + i, w, tag)
-    elif code == _CELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            negative = p1 * _expm1(v / p1)
-            r = (v if v > _ZERO else _ZERO) + (negative if negative < _ZERO else _ZERO)
-            w = _nan_kept(v, r)
-            _store(out, shift + i, w, tag)
-    elif code == _SCALED_ELU:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            w = p2 * v if v > _ZERO else p2 * (p1 * _expm1(v))
-            _store(out, shift + i, w, tag)
-    elif code == _SOFTPLUS:
-        # ln(1 + e^(s x)) / s = (s > 0 ? max(x, 0) : min(x, 0)) + ln(1 + e^-|s x|) / s: no s x that overflows
-        # is ever divided back.
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            linear = (v if v > _ZERO else _ZERO) if p1 > _ZERO else (v if v < _ZERO else _ZERO)
-            w = _nan_kept(v, linear + _log1p_unit(_exp(-abs(p1 * v))) / p1)
-            _store(out, shift + i, w, tag)
-    elif code == _PARAMETRIC_SOFTPLUS:
-        # Alpha ln(1 + e^(b x)) = (b x > 0 ? (Alpha b) x : 0) + Alpha ln(1 + e^-|b x|), so that an overflowing b x
-        # does not make the result infinite where it is not.
-        alpha_beta = p1 * p2
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            z = p2 * v
-            linear = alpha_beta * v if z > _ZERO else _ZERO
-            w = _nan_kept(z, linear + p1 * _log1p_unit(_exp(-abs(z))))
-            _store(out, shift + i, w, tag)
-    elif code == _SOFTSIGN:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            r = v / (_ONE + abs(v))
-            w = np.float32(math.copysign(_ONE, v)) if abs(v) == _INF else r
-            _store(out, shift + i, w, tag)
-    elif code == _SHRINK:
-        for i in range(lo, hi):
-            v = _load(tmp, i, tag)
-            r = v - p1 if v > p2 else (v + p1 if v < -p2 else _ZERO)
-            w = _nan_kept(v, r)
-            _store(out, shift + i, w, tag)
-    elif code == _GELU:
-        for i in range(lo, hi):
-            w = _gelu(_load(tmp, i, tag))
-            _store(out, shift + i, w, tag)
 
 
 # -- the kernel ---------------------------------------------------------------------------------------------------

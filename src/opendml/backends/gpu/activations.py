@@ -1,5 +1,5 @@
 """The fusable activations in WGSL: written once here, for every GPU kernel that applies one (MVN's fused
-activation, and the standalone activation operators).
+activation, and the standalone activation operators' elementwise pass, `compile_kernel`).
 
 `activation_function(activation, params)` renders `fn activation(v: f32) -> f32` (FLOAT32 in, FLOAT32 out; FLOAT16
 tensors compute in FLOAT32 too) and the elementary functions it needs. An activation's parameters are FLOAT fields:
@@ -9,21 +9,33 @@ ACTIVATIONS table), written so that NaN stays NaN and no intermediate overflows 
 
 The elementary functions (activations.wgsl) are polynomial, with constants computed here; GELU's erfc polynomials
 are the ones fitted by tools/fit_gelu.py, imported from the CPU backend, where they live.
+
+A standalone activation is one elementwise pass (kernel.ElementwiseSource): output element o is
+activation(input element o), the input read through its strides (dimensions merged where its layout allows; zero
+strides broadcast) and the output written by elementwise.Output. One pipeline per activation and data type: the
+parameters, the input's layout and the output's come first in the parameter buffer, at places that do not depend
+on the shape. Integer tensors (RELU, SHRINK from FL 5_1) compute in i32 or u32: RELU is max(x, 0), SHRINK the
+IntegerShrink plan of ops/activations.py (the one the CPU runs), whose every result lies in the type's range, so
+32-bit wrapping arithmetic gives it exactly.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
 
-from ...ops.activations import ACTIVATION_INFO, ActivationOperatorDesc
+from ...ops.activations import ACTIVATION_INFO, ActivationOperatorDesc, IntegerShrink
 from ...ops.base import OperatorDesc
-from ...types import OperatorType
-from ..cpu import mean_variance_normalization1 as cpu_mvn
+from ...types import ExecutionFlags, OperatorType
+from ..cpu import activations as cpu_activations
+from ..plans import merge_dimensions
+from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
-from .kernel import template
+from .kernel import ElementwiseSource, GpuKernel, template
+from .wgsl import COMPUTE_TYPE
 
 T = OperatorType
 
@@ -53,7 +65,7 @@ def _gelu_constants() -> dict[str, str]:
     """The CPU backend's GELU constants (FLOAT32 already), by the names activations_gelu.wgsl uses."""
     names = [f"Y{n}" for n in range(9)] + [f"P{n}" for n in range(6)] + ["GELU_CLAMP", "GELU_OFFSET",
                                                                           "GELU_HALF_LOG2E"]
-    return {name: f32_literal(float(getattr(cpu_mvn, f"_{name}"))) for name in names}
+    return {name: f32_literal(float(getattr(cpu_activations, f"_{name}"))) for name in names}
 
 
 #: Each activation's body, over `v` and its parameters `a`, `b` (struct order: Alpha/Beta, Alpha/Gamma, Steepness,
@@ -71,7 +83,13 @@ BODIES: dict[OperatorType, str] = {
     T.ACTIVATION_LEAKY_RELU: "return act_keep_nan(v, select(a * v, v, v >= 0.0));",
     T.ACTIVATION_THRESHOLDED_RELU: "return act_keep_nan(v, select(0.0, v, v > a));",
     T.ACTIVATION_ELU: "return act_keep_nan(v, select(a * act_expm1(v), v, v >= 0.0));",
-    T.ACTIVATION_CELU: "let negative = a * act_expm1(v / a);\n"
+    # Alpha expm1(v / Alpha) is v (within half a unit) where |v / Alpha| < 2^-24: a huge Alpha's subnormal quotient
+    # would be imprecise. Above 80 (a negative Alpha), sign(Alpha) e^(v / Alpha + ln|Alpha|): finite where the result
+    # is (`c` is ln|Alpha|, see activation_function).
+    T.ACTIVATION_CELU: "let q = v / a;\n"
+                       "    let large = select(act_exp(q + c), -act_exp(q + c), a < 0.0);\n"
+                       "    let negative = select(select(a * act_expm1(q), large, q > 80.0), v, "
+                       "abs(q) < 5.9604644775390625e-8);\n"
                        "    return act_keep_nan(v, select(0.0, v, v > 0.0) + select(0.0, negative, negative < 0.0));",
     # Gamma * (Alpha * exp(x) - Alpha) as Gamma * (Alpha * expm1(x)): no cancellation near 0.
     T.ACTIVATION_SCALED_ELU: "return act_keep_nan(v, select(b * (a * act_expm1(v)), b * v, v > 0.0));",
@@ -80,9 +98,12 @@ BODIES: dict[OperatorType, str] = {
     T.ACTIVATION_SOFTPLUS: "let z = a * v;\n"
                            "    let linear = select(select(0.0, v, v < 0.0), select(0.0, v, v > 0.0), a > 0.0);\n"
                            "    return act_keep_nan(z, linear + act_log1p_unit(act_exp(-abs(z))) / a);",
-    # Alpha ln(1 + e^(b v)) = (b v > 0 ? (Alpha b) v : 0) + Alpha ln(1 + e^-|b v|).
+    # Alpha ln(1 + e^(b v)) = (b v > 0 ? Alpha (b v) : 0) + Alpha ln(1 + e^-|b v|); where b v overflows from a finite
+    # v, the linear part is (Alpha b) v (no infinity where the result is finite; Alpha (b v) where Alpha b would
+    # underflow).
     T.ACTIVATION_PARAMETRIC_SOFTPLUS: "let z = b * v;\n"
-                                      "    let linear = select(0.0, (a * b) * v, z > 0.0);\n"
+                                      "    let linear = select(0.0, select(a * z, (a * b) * v, act_is_inf(z) && "
+                                      "!act_is_inf(v)), z > 0.0);\n"
                                       "    return act_keep_nan(z, linear + a * act_log1p_unit(act_exp(-abs(z))));",
     T.ACTIVATION_SOFTSIGN: "return select(v / (1.0 + abs(v)), sign(v), act_is_inf(v));",
     T.ACTIVATION_SHRINK: "return act_keep_nan(v, select(select(0.0, v + a, v < -b), v - a, v > b));",
@@ -116,9 +137,56 @@ def activation_function(activation: OperatorDesc | None, params: Params) -> str:
     parts = [_library("math")]
     if activation.OPERATOR_TYPE is T.ACTIVATION_GELU:
         parts.append(_library("gelu"))
+    names = ["a", "b"][:len(values)]
+    if activation.OPERATOR_TYPE is T.ACTIVATION_CELU:
+        names.append("c")
+        values.append(math.log(abs(values[0])))   # ln|Alpha|, computed once here
     loads = ""
-    for name, value in zip(("a", "b"), values, strict=False):
+    for name, value in zip(names, values, strict=True):
         loads += f"    let {name} = bitcast<f32>(P[{params.add_f32(value)}u]);\n"
     parts.append(f"// {activation.OPERATOR_TYPE.dml_name}: {activation.info().formula}\n"
                  f"fn activation(v: f32) -> f32 {{\n{loads}    {BODIES[activation.OPERATOR_TYPE]}\n}}\n")
     return "".join(parts)
+
+
+# -- the standalone operators ---------------------------------------------------------------------------------------
+
+class ActivationKernel(GpuKernel):
+    """A standalone activation: one elementwise pass (activations_float.wgsl, or activations_relu.wgsl and
+    activations_shrink.wgsl for integer tensors)."""
+
+    def __init__(self, context: GpuContext, desc: ActivationOperatorDesc) -> None:
+        super().__init__(context, desc)
+        source, target = desc.input_tensor, desc.output_tensor
+        assert source is not None and target is not None
+        data_type = source.data_type
+        params = Params(2)
+        # What the activation needs first, then the input's layout: places that depend only on the activation.
+        if data_type.is_float:
+            function, name = activation_function(desc, params), "activations_float.wgsl"
+        elif desc.OPERATOR_TYPE is T.ACTIVATION_RELU:
+            function, name = "", "activations_relu.wgsl"
+        else:
+            values = list(desc.parameters().values())
+            plan = IntegerShrink.of(values[0], values[1], data_type)
+            function = f"const SHRINK = {params.add(*(word % 2**32 for word in plan.words()))}u;\n"
+            name = "activations_shrink.wgsl"
+        sizes, (strides,) = merge_dimensions(source.sizes, source.element_strides)
+        layout = params.add_tensor(sizes, strides)
+        elementwise = ElementwiseSource([("x", source)], target, params)
+        compute = COMPUTE_TYPE[data_type]
+        text = template(name, IN=layout, TYPE=data_type.name, CT=compute,
+                        WORD="bitcast<i32>" if compute == "i32" else "u32")
+        self.main = elementwise.compile(context, function + text)
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        source = inputs[0]
+        assert source is not None
+        self.main.record(recorder, [source, outputs[0]])
+
+
+def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> ActivationKernel:
+    """FLOAT32 computation whatever the flags say: ALLOW_HALF_PRECISION_COMPUTATION permits but does not require
+    FLOAT16."""
+    assert isinstance(desc, ActivationOperatorDesc)
+    return ActivationKernel(context, desc)
