@@ -574,3 +574,94 @@ def reference_mvn(x: np.ndarray, scale: np.ndarray | None, bias: np.ndarray | No
     """The whole operator in float64, unrounded."""
     y = reference_normalized(x, scale, bias, axes, normalize_variance, epsilon)
     return apply_activation(activation, parameters, y)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# ARGMIN and ARGMAX (with AxisDirection)
+# ---------------------------------------------------------------------------------------------------------------------
+# The index of the extreme of each reduced block, row-major over the reduced axes in increasing dimension order (the
+# order ``reduce_blocks`` lists a block in). A NaN counts as the extreme. Among equal extremes (-0.0 equals 0.0), or
+# among NaNs, INCREASING takes the first index and DECREASING the last.
+
+
+def arg_extreme_directed(block: Sequence[float] | Sequence[int], *, want_max: bool, decreasing: bool) -> int:
+    """Index of the extreme of ``block``: the first one, or with ``decreasing`` the last one."""
+    nans = [i for i, v in enumerate(block) if isinstance(v, float) and math.isnan(v)]
+    if nans:
+        return nans[-1] if decreasing else nans[0]
+    extreme = max(block) if want_max else min(block)
+    hits = [i for i, v in enumerate(block) if v == extreme]
+    return hits[-1] if decreasing else hits[0]
+
+
+def reference_arg_min_max(x: np.ndarray, axes: Sequence[int], output_dtype: np.dtype | type, *, want_max: bool,
+                          decreasing: bool) -> np.ndarray:
+    """ARGMAX (``want_max``) or ARGMIN of the logical input ``x`` over ``axes`` (any order), in ``output_dtype``."""
+    x = np.asarray(x)
+    out = np.empty(reduce_output_shape(x.shape, axes), dtype=np.dtype(output_dtype))
+    for out_index, block in reduce_blocks(x, axes):
+        out[out_index] = arg_extreme_directed(block, want_max=want_max, decreasing=decreasing)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# JOIN
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def reference_join(inputs: Sequence[np.ndarray], axis: int) -> np.ndarray:
+    """Input i's element at coordinates c lands at c shifted along ``axis`` by the sizes of the inputs before it
+    (the JOIN page's rule, SPLIT's inverse); every other size is shared. One element at a time."""
+    if not inputs:
+        raise ValueError("JOIN needs at least one input")
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    output = np.empty(shape, inputs[0].dtype)
+    start = 0
+    for x in inputs:
+        if x.dtype != output.dtype or [size for dim, size in enumerate(x.shape) if dim != axis] != [
+                size for dim, size in enumerate(shape) if dim != axis]:
+            raise ValueError(f"an input of shape {x.shape} and {x.dtype} does not join into {shape} along {axis}")
+        for index in _every_index(x.shape):
+            target = list(index)
+            target[axis] += start
+            output[tuple(target)] = x[index]
+        start += x.shape[axis]
+    return output
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Standalone activations on integer tensors (RELU: INT32/INT16/INT8 from FL 5_1; SHRINK: the 8- to 32-bit integers)
+# ---------------------------------------------------------------------------------------------------------------------
+# Conventions the project rules on: exact integer arithmetic; SHRINK's x - Bias and x + Bias are truncated toward zero
+# (as ONNX's Shrink converts its result to the type) and saturated to the type's range; Bias and Threshold are FLOAT
+# (the caller passes them rounded to float32) and compared with x exactly, as rationals.
+
+
+def _truncated_ratio(numerator: int, denominator: int) -> int:
+    """numerator / denominator (denominator > 0) truncated toward zero, exactly."""
+    quotient = abs(numerator) // denominator
+    return quotient if numerator >= 0 else -quotient
+
+
+def reference_activation_integer(name: str, parameters: Sequence[float], x: np.ndarray) -> np.ndarray:
+    """RELU or SHRINK applied to an integer array element by element, exactly, saturated to its dtype's range."""
+    info = np.iinfo(x.dtype)
+    low, high = int(info.min), int(info.max)
+    if name == "RELU":
+        def function(v: int) -> int:
+            return max(v, 0)
+    elif name == "SHRINK":
+        bias_n, bias_d = float(parameters[0]).as_integer_ratio()
+        threshold_n, threshold_d = float(parameters[1]).as_integer_ratio()
+
+        def function(v: int) -> int:
+            if v * threshold_d > threshold_n:
+                return _truncated_ratio(v * bias_d - bias_n, bias_d)
+            if v * threshold_d < -threshold_n:
+                return _truncated_ratio(v * bias_d + bias_n, bias_d)
+            return 0
+    else:
+        raise ValueError(f"{name} has no integer form")
+    values = [min(max(function(int(v)), low), high) for v in np.asarray(x).reshape(-1).tolist()]
+    return np.array(values, dtype=x.dtype).reshape(np.shape(x))

@@ -40,6 +40,15 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "MEAN_VARIANCE_NORMALIZATION1_F16": dml.MeanVarianceNormalization1OperatorDesc(
             T(F16, [4, 3, 5000]), None, None, T(F16, [4, 3, 5000]), [2], False, 0.0,
             dml.ActivationLeakyReluOperatorDesc(0.1)),
+        "JOIN": dml.JoinOperatorDesc([T(F32, [64, 3000]), T(F32, [64, 6000])], T(F32, [64, 9000]), 1),
+        "ARGMIN_DECREASING": dml.ArgMinOperatorDesc(T(dml.DataType.INT8, [300, 96], [1, 300]),
+                                                    T(dml.DataType.UINT32, [1, 96]), [0], "DECREASING"),
+        "GATHER_ND": dml.GatherNdOperatorDesc(T(F32, [2048, 256]), T(dml.DataType.INT64, [2048, 1]),
+                                              T(F32, [2048, 256]), 2, 2),
+        "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
+            T(F32, [8, 16, 64, 64]), None, None, T(F32, [8, 16, 64, 64]), False, True, 1e-5),
+        "ACTIVATION_GELU_F16": dml.ActivationGeluOperatorDesc(input_tensor=T(F16, [64, 9000]),
+                                                              output_tensor=T(F16, [64, 9000])),
     }
 
 
@@ -56,7 +65,7 @@ def _inputs(desc: dml.OperatorDesc, seed: int) -> list[np.ndarray | None]:
         dtype = tensor.data_type.numpy_dtype
         if name == "IndicesTensor" and isinstance(desc, dml.OneHotOperatorDesc):
             x = rng.integers(-desc.depth - 2, desc.depth + 2, tensor.sizes).astype(dtype)
-        elif name == "IndicesTensor" and isinstance(desc, dml.GatherNd1OperatorDesc):
+        elif name == "IndicesTensor" and isinstance(desc, (dml.GatherNd1OperatorDesc, dml.GatherNdOperatorDesc)):
             x = rng.integers(-3000, 3000, tensor.sizes).astype(dtype)
         elif dtype.kind == "f":
             x = (rng.standard_normal(tensor.sizes) * 4).astype(dtype)

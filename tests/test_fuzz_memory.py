@@ -65,6 +65,13 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "MEAN_VARIANCE_NORMALIZATION1": dml.MeanVarianceNormalization1OperatorDesc(
             T(F32, [1, 2, 3]), T(F32, [1, 2, 1]), None, T(F32, [1, 2, 3], [12, 6, 2]), [2], True, 1e-5,
             dml.ActivationEluOperatorDesc(0.5)),
+        "JOIN": dml.JoinOperatorDesc([T(F32, [2, 2]), T(F32, [2, 3], [4, 1])], T(F32, [2, 5], [8, 1]), 1),
+        "ARGMAX": dml.ArgMaxOperatorDesc(T(F32, [3, 4], [8, 2]), T(U32, [3, 1]), [1], "DECREASING"),
+        "GATHER_ND": dml.GatherNdOperatorDesc(T(F32, [3, 2]), T(U32, [2, 1]), T(F32, [2, 2]), 2, 2),
+        "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
+            T(F32, [1, 2, 1, 3]), None, T(F32, [1, 2, 1, 1]), T(F32, [1, 2, 1, 3], [12, 6, 6, 2]), True, True, 1e-5),
+        "ACTIVATION_SCALED_TANH": dml.ActivationScaledTanhOperatorDesc(
+            input_tensor=T(F32, [3, 4], [0, 1]), output_tensor=T(F32, [3, 4], [8, 2])),
     }
 
 

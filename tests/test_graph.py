@@ -215,6 +215,110 @@ def test_gather_nd_v0_page_example() -> None:
     assert output.reshape(2, 2).tolist() == [[2, 3], [4, 5]]
 
 
+# -- goldens: the siblings (JOIN, ARGMIN/ARGMAX, MVN version 0, the standalone activations) ---------------------
+
+def test_join_concatenates_along_the_axis() -> None:
+    g = graph()
+    a = g.input([2, 1], "INT32", name="a")
+    b = g.input([2, 2], "INT32", name="b")
+    joined = dml.join([a, b], axis=1)
+    assert (joined.sizes, joined.dtype) == ((2, 3), dml.DataType.INT32)
+    (output,) = run([joined], {"a": np.array([[1], [4]], np.int32), "b": np.array([[2, 3], [5, 6]], np.int32)})
+    assert output.tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_split_then_join_gives_the_input_back() -> None:
+    g = graph()
+    x = g.input([2, 5], "FLOAT16", name="x")
+    parts = dml.split(x, 1, [2, 1, 2])
+    (output,) = run([dml.join(parts[::-1], axis=1)], {"x": np.arange(10, dtype=np.float16).reshape(2, 5)})
+    assert output.tolist() == [[3, 4, 2, 0, 1], [8, 9, 7, 5, 6]]
+
+
+@pytest.mark.parametrize(("function", "direction", "expected"), [
+    # DIGEST 2.2 / the ARGMAX and ARGMIN pages: argmax({3,2,1,2,3}) = 0 increasing, 4 decreasing.
+    (dml.arg_max, "INCREASING", 0), (dml.arg_max, "DECREASING", 4),
+    (dml.arg_min, "INCREASING", 2), (dml.arg_min, dml.AxisDirection.DECREASING, 2),
+])
+def test_arg_max_and_arg_min_tie_directions(function: Callable[..., dml.Expression], direction: Any,
+                                            expected: int) -> None:
+    g = graph()
+    x = g.input([5], "FLOAT32", name="x")
+    y = function(x, axis_direction=direction)
+    assert (y.sizes, y.dtype) == ((1,), dml.DataType.UINT32)
+    (output,) = run([y], {"x": np.array([3, 2, 1, 2, 3], np.float32)})
+    assert output.tolist() == [expected]
+
+
+def test_arg_max_page_example_over_both_axes_as_int64() -> None:
+    g = graph()
+    x = g.input([3, 3], "FLOAT32", name="x")
+    y = dml.arg_max(x, [0, 1], output_dtype="INT64")
+    assert y.operator_desc == dml.ArgMaxOperatorDesc(x.desc, dml.TensorDesc("INT64", [1, 1]), [0, 1])
+    (output,) = run([y], {"x": np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32)})
+    assert output.tolist() == [[7]]
+
+
+def test_mvn_cross_channel_form_is_version_0() -> None:
+    g = graph()
+    x = g.input([1, 2, 1, 2], "FLOAT32", name="x")
+    per_channel = dml.mean_variance_normalization(x, cross_channel=False, epsilon=0.0)
+    across = dml.mean_variance_normalization(x, cross_channel=True, normalize_variance=False)
+    assert type(per_channel.operator_desc) is dml.MeanVarianceNormalizationOperatorDesc
+    first, second = run([per_channel, across], {"x": np.array([0, 2, 4, 6], np.float32).reshape(1, 2, 1, 2)})
+    assert first.ravel().tolist() == [-1, 1, -1, 1]        # each channel {0, 2}, {4, 6}: mean 1 / 5, deviation 1
+    assert second.ravel().tolist() == [-3, -1, 1, 3]       # mean 3 over both channels, not divided
+
+
+#: Each standalone activation at one point, worked out by hand from its page's formula (defaults where it has any).
+ACTIVATION_POINTS: list[tuple[Callable[..., dml.Expression], tuple[float, ...], float, float]] = [
+    (dml.activation_celu, (), -1.0, math.exp(-1) - 1),
+    (dml.activation_elu, (0.5,), -2.0, 0.5 * (math.exp(-2) - 1)),
+    (dml.activation_gelu, (), 1.0, 0.5 * (1 + math.erf(1 / math.sqrt(2)))),
+    (dml.activation_hard_sigmoid, (), 1.0, 0.7),
+    (dml.activation_identity, (), -3.5, -3.5),
+    (dml.activation_leaky_relu, (), -2.0, -0.02),
+    (dml.activation_linear, (2.0, 1.0), 3.0, 7.0),
+    (dml.activation_parametric_softplus, (2.0, 1.0), 0.0, 2 * math.log(2)),
+    (dml.activation_relu, (), -1.0, 0.0),
+    (dml.activation_scaled_elu, (), 1.0, 1.05070102214813232421875),
+    (dml.activation_scaled_tanh, (2.0, 1.0), 1.0, 2 * math.tanh(1)),
+    (dml.activation_shrink, (), 0.4, 0.0),
+    (dml.activation_sigmoid, (), 0.0, 0.5),
+    (dml.activation_softplus, (), 0.0, math.log(2)),
+    (dml.activation_softsign, (), 1.0, 0.5),
+    (dml.activation_tanh, (), 0.5, math.tanh(0.5)),
+    (dml.activation_thresholded_relu, (), 1.0, 0.0),
+]
+
+
+@pytest.mark.parametrize(("function", "parameters", "x", "expected"), ACTIVATION_POINTS,
+                         ids=[function.__name__ for function, *_ in ACTIVATION_POINTS])
+def test_standalone_activation_functions(function: Callable[..., dml.Expression], parameters: tuple[float, ...],
+                                         x: float, expected: float) -> None:
+    g = graph()
+    source = g.input([2, 3], "FLOAT32", name="x")
+    y = function(source, *parameters)
+    assert (y.sizes, y.dtype) == ((2, 3), dml.DataType.FLOAT32)
+    assert y.operator_desc is not None and y.operator_desc.OPERATOR_TYPE.name == function.__name__.upper()
+    (output,) = run([y], {"x": np.full((2, 3), x, np.float32)})
+    np.testing.assert_allclose(output, np.full((2, 3), expected), rtol=2e-6, atol=1e-7)
+
+
+def test_standalone_activation_defaults_are_directmlx_fused_ones() -> None:
+    factories = {name: getattr(dml.FusedActivation, name) for name in dir(dml.FusedActivation)
+                 if not name.startswith("_") and name != "none" and name != "desc"}
+    assert len(factories) == 17
+    g = graph()
+    x = g.input([4], "FLOAT32")
+    for name, factory in factories.items():
+        function = getattr(dml, f"activation_{name}")
+        arguments = (1.5, 0.25) if name in ("linear", "parametric_softplus") else ()
+        desc = function(x, *arguments).operator_desc
+        fused = factory(*arguments).desc
+        assert dataclasses.replace(desc, input_tensor=None, output_tensor=None) == fused, name
+
+
 # -- shape inference tables (DIGEST 5.1; operand sizes and types -> output sizes and type) -------------------------
 
 @pytest.mark.parametrize(("sizes", "dtype", "function", "axes", "output_dtype", "expected_sizes", "expected_type"), [
@@ -730,6 +834,25 @@ def test_feature_level_checked_when_built(level: str, build: Callable[[dml.Graph
     (lambda g: dml.split(None, 0, [1]), r"^dml.split: x is a NoneType; it must be a dml.Expression$"),  # type: ignore[arg-type]
     (lambda g: dml.one_hot(g.input([3, 1], "UINT32"), None, 4, 1),  # type: ignore[arg-type]
      r"^dml.one_hot: values is a NoneType; it must be a dml.Expression$"),
+    (lambda g: dml.join([], 0), r"^dml.join: inputs is \[\]; it must be a non-empty list of dml.Expression$"),
+    (lambda g: dml.join(g.input([3], "FLOAT32"), 0),  # type: ignore[arg-type]
+     r"^dml.join: inputs is Expression\(.*\); it must be a non-empty list of dml.Expression$"),
+    (lambda g: dml.join([g.input([3], "FLOAT32"), 3], 0),  # type: ignore[list-item]
+     r"^dml.join: inputs\[1\] is a int; it must be a dml.Expression$"),
+    (lambda g: dml.arg_max(g.input([3], "FLOAT32"), axis_direction="SIDEWAYS"),
+     r"AxisDirection: 'SIDEWAYS' is not one of INCREASING, DECREASING"),
+    (lambda g: dml.activation_linear(g.input([3], "FLOAT32"), 1.0),
+     r"^dml.activation_linear: missing a required argument: 'beta'; its signature is activation_linear\(x: "),
+    (lambda g: dml.activation_relu(g.input([3], "FLOAT32"), 0.5),
+     r"^dml.activation_relu: too many positional arguments; its signature is activation_relu\(x: "),
+    (lambda g: dml.activation_elu(g.input([3], "FLOAT32"), beta=2.0),
+     r"^dml.activation_elu: got an unexpected keyword argument 'beta'"),
+    (lambda g: dml.activation_tanh(np.zeros(3)), r"^dml.activation_tanh: x is a ndarray; it must be a dml.Expression$"),
+    (lambda g: dml.mean_variance_normalization(g.input([1, 1, 2, 2], "FLOAT32")),
+     r"^dml.mean_variance_normalization: give either axes \(MEAN_VARIANCE_NORMALIZATION1\) or cross_channel "
+     r"\(MEAN_VARIANCE_NORMALIZATION\), not neither$"),
+    (lambda g: dml.mean_variance_normalization(g.input([1, 1, 2, 2], "FLOAT32"), axes=[2, 3], cross_channel=True),
+     r"not both$"),
 ])
 def test_bad_arguments(build: Callable[[dml.Graph], object], message: str) -> None:
     with pytest.raises(dml.ValidationError, match=message):

@@ -11,7 +11,36 @@
 
 from .device import Binding, CompiledOperator, Device, Operator, list_adapters
 from .errors import BindingError, DmlError, UnsupportedError, ValidationError
-from .graph import Expression, FusedActivation, Graph, gather_nd, mean_variance_normalization, one_hot, reduce, split
+from .graph import (
+    Expression,
+    FusedActivation,
+    Graph,
+    activation_celu,
+    activation_elu,
+    activation_gelu,
+    activation_hard_sigmoid,
+    activation_identity,
+    activation_leaky_relu,
+    activation_linear,
+    activation_parametric_softplus,
+    activation_relu,
+    activation_scaled_elu,
+    activation_scaled_tanh,
+    activation_shrink,
+    activation_sigmoid,
+    activation_softplus,
+    activation_softsign,
+    activation_tanh,
+    activation_thresholded_relu,
+    arg_max,
+    arg_min,
+    gather_nd,
+    join,
+    mean_variance_normalization,
+    one_hot,
+    reduce,
+    split,
+)
 from .ops.activations import (
     ActivationCeluOperatorDesc,
     ActivationEluOperatorDesc,
@@ -31,14 +60,18 @@ from .ops.activations import (
     ActivationTanhOperatorDesc,
     ActivationThresholdedReluOperatorDesc,
 )
+from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc
+from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.join import JoinOperatorDesc
+from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc, calc_buffer_tensor_size
-from .types import DataType, ExecutionFlags, FeatureLevel, OperatorType, ReduceFunction, TensorFlags
+from .types import AxisDirection, DataType, ExecutionFlags, FeatureLevel, OperatorType, ReduceFunction, TensorFlags
 
 __version__ = "0.1.0"
 
@@ -48,10 +81,16 @@ __all__ = [
     "ActivationLinearOperatorDesc", "ActivationParametricSoftplusOperatorDesc", "ActivationReluOperatorDesc",
     "ActivationScaledEluOperatorDesc", "ActivationScaledTanhOperatorDesc", "ActivationShrinkOperatorDesc",
     "ActivationSigmoidOperatorDesc", "ActivationSoftplusOperatorDesc", "ActivationSoftsignOperatorDesc",
-    "ActivationTanhOperatorDesc", "ActivationThresholdedReluOperatorDesc", "Binding", "BindingError",
-    "CompiledOperator", "DataType", "Device", "DmlError", "ExecutionFlags", "Expression", "FeatureLevel",
-    "FusedActivation", "GatherNd1OperatorDesc", "Graph", "MeanVarianceNormalization1OperatorDesc", "OneHotOperatorDesc",
-    "Operator", "OperatorDesc", "OperatorType", "ReduceFunction", "ReduceOperatorDesc", "SplitOperatorDesc",
-    "TensorDesc", "TensorFlags", "UnsupportedError", "ValidationError", "calc_buffer_tensor_size", "gather_nd",
-    "list_adapters", "mean_variance_normalization", "one_hot", "reduce", "split",
+    "ActivationTanhOperatorDesc", "ActivationThresholdedReluOperatorDesc", "ArgMaxOperatorDesc",
+    "ArgMinOperatorDesc", "AxisDirection", "Binding", "BindingError", "CompiledOperator", "DataType", "Device",
+    "DmlError", "ExecutionFlags", "Expression", "FeatureLevel", "FusedActivation", "GatherNd1OperatorDesc",
+    "GatherNdOperatorDesc", "Graph", "JoinOperatorDesc", "MeanVarianceNormalization1OperatorDesc",
+    "MeanVarianceNormalizationOperatorDesc", "OneHotOperatorDesc", "Operator", "OperatorDesc", "OperatorType",
+    "ReduceFunction", "ReduceOperatorDesc", "SplitOperatorDesc", "TensorDesc", "TensorFlags", "UnsupportedError",
+    "ValidationError", "activation_celu", "activation_elu", "activation_gelu", "activation_hard_sigmoid",
+    "activation_identity", "activation_leaky_relu", "activation_linear", "activation_parametric_softplus",
+    "activation_relu", "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid",
+    "activation_softplus", "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max",
+    "arg_min", "calc_buffer_tensor_size", "gather_nd", "join", "list_adapters", "mean_variance_normalization",
+    "one_hot", "reduce", "split",
 ]

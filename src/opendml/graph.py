@@ -17,6 +17,7 @@ function infers its output tensors (DIGEST 5.1), builds the descriptor and check
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -49,18 +50,25 @@ from .ops.activations import (
     ActivationTanhOperatorDesc,
     ActivationThresholdedReluOperatorDesc,
 )
+from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_tensor, strides_overlap, uint_list
 from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.join import JoinOperatorDesc
+from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc
-from .types import DataType, ExecutionFlags, ReduceFunction, TensorFlags
+from .types import AxisDirection, DataType, ExecutionFlags, ReduceFunction, TensorFlags
 
 __all__ = [
-    "CompiledGraph", "Expression", "FusedActivation", "Graph", "PlannedBuffer", "gather_nd",
-    "mean_variance_normalization", "one_hot", "reduce", "split",
+    "CompiledGraph", "Expression", "FusedActivation", "Graph", "PlannedBuffer", "activation_celu", "activation_elu",
+    "activation_gelu", "activation_hard_sigmoid", "activation_identity", "activation_leaky_relu", "activation_linear",
+    "activation_parametric_softplus", "activation_relu", "activation_scaled_elu", "activation_scaled_tanh",
+    "activation_shrink", "activation_sigmoid", "activation_softplus", "activation_softsign", "activation_tanh",
+    "activation_thresholded_relu", "arg_max", "arg_min", "gather_nd", "join", "mean_variance_normalization",
+    "one_hot", "reduce", "split",
 ]
 
 NDArray = np.ndarray[Any, Any]
@@ -369,6 +377,58 @@ def split(x: Expression, axis: int, sizes: Sequence[int]) -> list[Expression]:
     return graph._add_operator(desc, [x])
 
 
+def join(inputs: Sequence[Expression], axis: int) -> Expression:
+    """dml::Join -> DML_OPERATOR_JOIN: the inputs concatenated along `axis` (SPLIT's inverse). Output sizes: the
+    first input's with [axis] the sum of the inputs' [axis]; data type: the first input's.
+
+    >>> g = Graph(Device()); a = g.input([4, 2], "FLOAT32"); b = g.input([4, 3], "FLOAT32")
+    >>> join([a, b], axis=1).sizes
+    (4, 5)
+    """
+    label = "dml.join"
+    if isinstance(inputs, Expression) or not isinstance(inputs, Sequence) or not inputs:
+        raise ValidationError(f"{label}: inputs is {inputs!r}; it must be a non-empty list of dml.Expression")
+    graph = _graph_of(label, (), **{f"inputs[{index}]": item for index, item in enumerate(inputs)})
+    first = inputs[0]
+    dim = _as_index(axis, len(first.sizes))
+    total = sum(item.sizes[dim] if dim is not None and len(item.sizes) > dim else 0 for item in inputs)
+    sizes = first.sizes if dim is None else _split_sizes(first.sizes, dim, total)
+    desc = JoinOperatorDesc(tuple(item.desc for item in inputs), _packed(first.dtype, sizes), axis)
+    return graph._add_operator(desc, list(inputs))[0]
+
+
+def _arg_extreme(cls: type[ArgMinOperatorDesc | ArgMaxOperatorDesc], label: str, x: Expression,
+                 axes: Sequence[int] | None, axis_direction: AxisDirection | str, output_dtype: object
+                 ) -> Expression:
+    graph = _graph_of(label, x=x)
+    everything = tuple(range(x.desc.dimension_count))
+    axis_tuple = everything if axes is None else uint_list(cls.OPERATOR_TYPE.dml_name, "Axes", axes) or everything
+    output = _packed(DataType.parse(output_dtype), _reduced_sizes(x.sizes, axis_tuple))
+    desc = cls(x.desc, output, axis_tuple, AxisDirection.parse(axis_direction))
+    return graph._add_operator(desc, [x])[0]
+
+
+def arg_max(x: Expression, axes: Sequence[int] | None = None, *,
+            axis_direction: AxisDirection | str = AxisDirection.INCREASING, output_dtype: object = "UINT32"
+            ) -> Expression:
+    """DML_OPERATOR_ARGMAX: the index of the largest element of each reduced block (the first on ties, or the
+    last with axis_direction="DECREASING"). No axes (None or []) = every axis. Output sizes: the input's with 1 on
+    every reduced axis; data type UINT32 unless `output_dtype` says otherwise (INT32, INT64, UINT64).
+
+    >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
+    >>> arg_max(x, [2], axis_direction="DECREASING").sizes
+    (2, 3, 1)
+    """
+    return _arg_extreme(ArgMaxOperatorDesc, "dml.arg_max", x, axes, axis_direction, output_dtype)
+
+
+def arg_min(x: Expression, axes: Sequence[int] | None = None, *,
+            axis_direction: AxisDirection | str = AxisDirection.INCREASING, output_dtype: object = "UINT32"
+            ) -> Expression:
+    """DML_OPERATOR_ARGMIN: as `arg_max`, for the smallest element."""
+    return _arg_extreme(ArgMinOperatorDesc, "dml.arg_min", x, axes, axis_direction, output_dtype)
+
+
 def one_hot(indices: Expression, values: Expression, output_length: int, axis: int) -> Expression:
     """dml::OneHot -> DML_OPERATOR_ONE_HOT. Output sizes: the indices' with [axis] = output_length; data type: the
     values'. `values` holds OffValue at element 0 and OnValue next to it.
@@ -385,21 +445,40 @@ def one_hot(indices: Expression, values: Expression, output_length: int, axis: i
 
 
 def mean_variance_normalization(x: Expression, scale: Expression | None = None, bias: Expression | None = None, *,
-                                axes: Sequence[int], normalize_variance: bool = True, epsilon: float = 1e-5,
+                                axes: Sequence[int] | None = None, cross_channel: bool | None = None,
+                                normalize_variance: bool = True, epsilon: float = 1e-5,
                                 fused_activation: FusedActivation | ActivationOperatorDesc | None = None
                                 ) -> Expression:
-    """dml::MeanVarianceNormalization -> DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1. Output: the input's sizes and
-    data type. Scale and Bias are optional expressions of the input's rank (each size the input's or 1).
+    """dml::MeanVarianceNormalization. With `axes`: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 (DirectMLX's form);
+    with `cross_channel` instead: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION (version 0, 4-D tensors: over
+    {Height, Width}, or {Channel, Height, Width} when cross_channel is True). Give exactly one of the two.
+    Output: the input's sizes and data type. Scale and Bias are optional expressions of the input's rank (each
+    size the input's or 1).
 
     >>> g = Graph(Device()); x = g.input([2, 8], "FLOAT32")
     >>> mean_variance_normalization(x, axes=[1], fused_activation=FusedActivation.relu()).sizes
     (2, 8)
+    >>> y = g.input([1, 3, 4, 4], "FLOAT32")
+    >>> mean_variance_normalization(y, cross_channel=True).operator_desc.OPERATOR_TYPE.name
+    'MEAN_VARIANCE_NORMALIZATION'
     """
-    graph = _graph_of("dml.mean_variance_normalization", ("scale", "bias"), x=x, scale=scale, bias=bias)
+    label = "dml.mean_variance_normalization"
+    graph = _graph_of(label, ("scale", "bias"), x=x, scale=scale, bias=bias)
+    if (axes is None) == (cross_channel is None):
+        raise ValidationError(f"{label}: give either axes (MEAN_VARIANCE_NORMALIZATION1) or cross_channel "
+                              f"(MEAN_VARIANCE_NORMALIZATION), not {'both' if axes is not None else 'neither'}")
     activation = fused_activation.desc if isinstance(fused_activation, FusedActivation) else fused_activation
-    desc = MeanVarianceNormalization1OperatorDesc(
-        x.desc, None if scale is None else scale.desc, None if bias is None else bias.desc,
-        _packed(x.dtype, x.sizes), cast("tuple[int, ...]", axes), normalize_variance, epsilon, activation)
+    scale_desc = None if scale is None else scale.desc
+    bias_desc = None if bias is None else bias.desc
+    output = _packed(x.dtype, x.sizes)
+    desc: OperatorDesc
+    if cross_channel is not None:
+        desc = MeanVarianceNormalizationOperatorDesc(x.desc, scale_desc, bias_desc, output, cross_channel,
+                                                     normalize_variance, epsilon, activation)
+    else:
+        desc = MeanVarianceNormalization1OperatorDesc(x.desc, scale_desc, bias_desc, output,
+                                                      cast("tuple[int, ...]", axes), normalize_variance, epsilon,
+                                                      activation)
     return graph._add_operator(desc, [x, scale, bias])[0]
 
 
@@ -506,6 +585,56 @@ class FusedActivation:
     @staticmethod
     def gelu() -> FusedActivation:
         return FusedActivation(ActivationGeluOperatorDesc())
+
+
+# -- standalone activations ------------------------------------------------------------------------------------
+
+def _activation_function(cls: type[ActivationOperatorDesc]) -> Callable[..., Expression]:
+    """dml::Activation<Name>(x, parameters...) for one activation class: the standalone operator on x, whose output
+    has x's sizes and data type (packed). Parameters and their defaults are the class's own (one place)."""
+    name = cls.OPERATOR_TYPE.name.lower()                       # e.g. activation_leaky_relu
+    label = f"dml.{name}"
+    constructor = inspect.signature(cls)
+    signature = constructor.replace(
+        parameters=[inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY, annotation="Expression"),
+                    *(constructor.parameters[key] for key in cls.parameter_names())],
+        return_annotation="Expression")
+
+    def activation(*args: object, **kwargs: object) -> Expression:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise ValidationError(f"{label}: {error}; its signature is {name}{signature}") from None
+        x = cast(Expression, bound.arguments.pop("x"))
+        graph = _graph_of(label, x=x)
+        desc = cls(**bound.arguments, input_tensor=x.desc, output_tensor=_packed(x.dtype, x.sizes))
+        return graph._add_operator(desc, [x])[0]
+
+    activation.__signature__ = signature  # type: ignore[attr-defined]
+    activation.__name__ = activation.__qualname__ = name
+    activation.__doc__ = (f"dml::{cls.__name__[:-len('OperatorDesc')]} -> {cls.OPERATOR_TYPE.dml_name} as a "
+                          f"standalone operator: f(x) = {cls.info().formula}, elementwise. Output: x's sizes and "
+                          f"data type.")
+    return activation
+
+
+activation_celu = _activation_function(ActivationCeluOperatorDesc)
+activation_elu = _activation_function(ActivationEluOperatorDesc)
+activation_gelu = _activation_function(ActivationGeluOperatorDesc)
+activation_hard_sigmoid = _activation_function(ActivationHardSigmoidOperatorDesc)
+activation_identity = _activation_function(ActivationIdentityOperatorDesc)
+activation_leaky_relu = _activation_function(ActivationLeakyReluOperatorDesc)
+activation_linear = _activation_function(ActivationLinearOperatorDesc)
+activation_parametric_softplus = _activation_function(ActivationParametricSoftplusOperatorDesc)
+activation_relu = _activation_function(ActivationReluOperatorDesc)
+activation_scaled_elu = _activation_function(ActivationScaledEluOperatorDesc)
+activation_scaled_tanh = _activation_function(ActivationScaledTanhOperatorDesc)
+activation_shrink = _activation_function(ActivationShrinkOperatorDesc)
+activation_sigmoid = _activation_function(ActivationSigmoidOperatorDesc)
+activation_softplus = _activation_function(ActivationSoftplusOperatorDesc)
+activation_softsign = _activation_function(ActivationSoftsignOperatorDesc)
+activation_tanh = _activation_function(ActivationTanhOperatorDesc)
+activation_thresholded_relu = _activation_function(ActivationThresholdedReluOperatorDesc)
 
 
 # -- compiling and dispatching ----------------------------------------------------------------------------------

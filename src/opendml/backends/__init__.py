@@ -82,6 +82,15 @@ KERNEL_MODULES = {
     "OneHotOperatorDesc": "one_hot",
     "GatherNd1OperatorDesc": "gather_nd1",
     "MeanVarianceNormalization1OperatorDesc": "mean_variance_normalization1",
+    "JoinOperatorDesc": "join",
+    "ArgMinOperatorDesc": "arg_min_max",
+    "ArgMaxOperatorDesc": "arg_min_max",
+    "GatherNdOperatorDesc": "gather_nd",
+    "MeanVarianceNormalizationOperatorDesc": "mean_variance_normalization",
+    # the 17 standalone activations share one elementwise kernel module (the fused code)
+    **{f"Activation{name}OperatorDesc": "activations" for name in (
+        "Celu", "Elu", "Gelu", "HardSigmoid", "Identity", "LeakyRelu", "Linear", "ParametricSoftplus", "Relu",
+        "ScaledElu", "ScaledTanh", "Shrink", "Sigmoid", "Softplus", "Softsign", "Tanh", "ThresholdedRelu")},
 }
 
 
