@@ -411,6 +411,38 @@ def test_absent_scale_and_bias_are_bound_as_none() -> None:
                          [dml.Binding(output)])
 
 
+def test_call_may_leave_out_trailing_absent_inputs() -> None:
+    x = T(F32, [1, 1, 2, 2])
+    compiled = compile_mvn(MVN(x, None, None, x, [2, 3], True, 2.75))
+    for arguments in ((), (None,), (None, None)):                # compiled(x), compiled(x, None), ...
+        (output,) = compiled(X_2X2, *arguments)
+        assert output.ravel().tolist() == NORMALIZED
+    with pytest.raises(dml.BindingError, match=PREFIX + r"ScaleTensor is absent from the descriptor; pass None "
+                                                        r"for it or leave it out$"):
+        compiled(X_2X2, X_2X2)
+    with pytest.raises(dml.BindingError, match=PREFIX + r"4 arrays given; it takes at most 3 \(InputTensor, "
+                                                        r"ScaleTensor \(absent\), BiasTensor \(absent\)\)$"):
+        compiled(X_2X2, None, None, None)
+    with pytest.raises(dml.BindingError, match=PREFIX + r"InputTensor is not given; the descriptor has InputTensor, "
+                                                        r"so it needs an array \(only absent optional inputs may be "
+                                                        r"None or left out\)$"):
+        compiled()
+
+
+def test_call_refuses_none_or_nothing_for_a_present_input() -> None:
+    x = T(F32, [1, 1, 2, 2])
+    bias = T(F32, [1, 1, 1, 1])
+    compiled = compile_mvn(MVN(x, None, bias, x, [2, 3], True, 2.75))
+    (output,) = compiled(X_2X2, None, np.full((1, 1, 1, 1), 1.0, np.float32))
+    assert output.ravel().tolist() == [value + 1.0 for value in NORMALIZED]
+    for arguments, received in (((), "not given"), ((None,), "not given"), ((None, None), "None")):
+        with pytest.raises(dml.BindingError, match=PREFIX + f"BiasTensor is {received}; the descriptor has "
+                                                            f"BiasTensor, so it needs an array"):
+            compiled(X_2X2, *arguments)
+    with pytest.raises(dml.BindingError, match=PREFIX + "InputTensor is None; the descriptor has InputTensor"):
+        compiled(None, None, np.ones((1, 1, 1, 1), np.float32))
+
+
 def test_strided_tensors_at_offsets_and_untouched_gaps() -> None:
     # Input transposed inside a padded buffer, Scale broadcast by a zero stride, output every other element at
     # byte offset 32; the gaps keep their bytes.

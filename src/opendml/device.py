@@ -278,21 +278,30 @@ class CompiledOperator:
     # -- the convenient form ----------------------------------------------------------------------------------
 
     def __call__(self, *arrays: Any) -> tuple[np.ndarray[Any, Any], ...]:
-        """Takes one logical array per input tensor (shape = Sizes, dtype = DataType; None for an absent optional
-        tensor), returns new arrays shaped like the output tensors. Strided tensors are laid out in fresh
-        buffers at their strides, exactly as execute() would see them."""
-        if len(arrays) != len(self._inputs):
-            raise BindingError(f"{self._label}: {len(arrays)} arrays given; the operator has {len(self._inputs)} "
-                               f"inputs ({', '.join(name for name, _ in self._inputs)})")
+        """Takes one logical array per input tensor (shape = Sizes, dtype = DataType), returns new arrays shaped like
+        the output tensors. An optional input that the descriptor leaves absent is None, or left out when it comes
+        after the last present one (`compiled(x)` for MVN without Scale and Bias). Strided tensors are laid out in
+        fresh buffers at their strides, exactly as execute() would see them."""
+        if len(arrays) > len(self._inputs):
+            names = ", ".join(name + ("" if desc is not None else " (absent)") for name, desc in self._inputs)
+            raise BindingError(f"{self._label}: {len(arrays)} arrays given; it takes at most {len(self._inputs)} "
+                               f"({names})")
         bindings: list[Binding | None] = []
         owned: list[Binding | None] = []
-        for (name, desc), array in zip(self._inputs, arrays, strict=True):
+        for index, (name, desc) in enumerate(self._inputs):
+            given = index < len(arrays)
+            array = arrays[index] if given else None
             if desc is None:
                 if array is not None:
-                    raise BindingError(f"{self._label}: {name} is absent from the descriptor; pass None for it")
+                    raise BindingError(f"{self._label}: {name} is absent from the descriptor; pass None for it or "
+                                       f"leave it out")
                 bindings.append(None)
                 owned.append(None)
                 continue
+            if array is None:
+                received = "None" if given else "not given"
+                raise BindingError(f"{self._label}: {name} is {received}; the descriptor has {name}, so it needs an "
+                                   f"array (only absent optional inputs may be None or left out)")
             binding = Binding(_layout(self._label, name, desc, array))
             if desc.flags & TensorFlags.OWNED_BY_DML:
                 bindings.append(None)
