@@ -964,7 +964,9 @@ GOOD_I = np.zeros((2, 1), np.uint32)
     ({"x": GOOD_X, "i": GOOD_I.astype(np.int32)},
      r"^CompiledGraph: input 'i' has dtype int32; it must be uint32 \(DataType UINT32\)$"),
     ({"x": GOOD_X.T, "i": GOOD_I}, r"^CompiledGraph: input 'x' has shape \[3, 2\]; it must be \[2, 3\]$"),
-    ({"x": GOOD_X.tolist(), "i": GOOD_I}, r"^CompiledGraph: input 'x' is a list; it must be a NumPy array$"),
+    ({"x": GOOD_X.tolist(), "i": GOOD_I},
+     r"^CompiledGraph: input 'x' must be a NumPy array, a buffer-protocol object \(memoryview\) or an object with "
+     r"__dlpack__ or __array__; got list$"),
     ({0: GOOD_X}, r"^CompiledGraph: key 0 is a int; keys must be input names or input Expressions$"),
 ])
 def test_bad_dispatch_inputs(inputs: dict[Any, Any], message: str) -> None:

@@ -265,11 +265,60 @@ def test_alignment_promise_is_enforced() -> None:
 @pytest.mark.parametrize(("array", "message"), [
     (np.zeros((3, 3), np.float64), r"InputTensor array has dtype float64; DataType FLOAT32 needs float32"),
     (np.zeros((9,), np.float32), r"InputTensor array has shape \[9\]; it must be Sizes \[3, 3\]"),
-    ([[1, 2, 3]] * 3, r"InputTensor must be a NumPy array; got list"),
+    ([[1, 2, 3]] * 3, r"InputTensor must be a NumPy array, a buffer-protocol object \(memoryview\) or an object "
+                      r"with __dlpack__ or __array__; got list"),
 ])
 def test_convenience_call_errors(array: object, message: str) -> None:
     with pytest.raises(dml.BindingError, match=message):
         _sum_rows()(array)
+
+
+class DLPackOnly:
+    """A tensor of another library, as opendml sees it: only __dlpack__ (here over a NumPy array's memory)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __dlpack__(self, **kwargs: object) -> object:
+        return self.array.__dlpack__(**kwargs)  # type: ignore[arg-type]
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.array.__dlpack_device__()  # type: ignore[return-value]
+
+
+class ArrayOnly:
+    """An object NumPy reads through __array__ only."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        return self.array
+
+
+ROWS = np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)
+
+
+@pytest.mark.parametrize("wrap", [memoryview, DLPackOnly, ArrayOnly], ids=["memoryview", "dlpack", "array"])
+def test_convenience_call_takes_the_ecosystems_arrays(wrap: Callable[[np.ndarray], object]) -> None:
+    (output,) = _sum_rows()(wrap(ROWS.copy()))
+    assert output.ravel().tolist() == [6, 7, 8]
+    with pytest.raises(dml.BindingError, match=r"InputTensor array has dtype float64; DataType FLOAT32 needs "
+                                               r"float32"):
+        _sum_rows()(wrap(ROWS.astype(np.float64)))        # no silent cast
+
+
+def test_bindings_over_dlpack_tensors_are_zero_copy() -> None:
+    source, target = ROWS.copy(), np.full((3, 1), -1.0, np.float32)
+    _sum_rows().execute([dml.Binding(DLPackOnly(source))], [dml.Binding(DLPackOnly(target))])
+    assert target.ravel().tolist() == [6, 7, 8]               # written where the tensor lies
+    with pytest.raises(dml.BindingError, match=r"OutputTensor is bound to a DLPackOnly, which is not a contiguous "
+                                               r"buffer"):
+        _sum_rows().execute([dml.Binding(source)], [dml.Binding(DLPackOnly(np.zeros((3, 2), np.float32)[:, :1]))])
+    read_only = np.zeros(3, np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(dml.BindingError, match=r"OutputTensor is bound to a read-only buffer"):
+        _sum_rows().execute([dml.Binding(source)], [dml.Binding(memoryview(read_only))])
 
 
 def test_convenience_call_zero_stride_must_be_consistent() -> None:

@@ -242,8 +242,12 @@ class CompiledOperator:
             try:
                 whole = np.frombuffer(memory, dtype=np.uint8)
             except (TypeError, ValueError, BufferError) as error:
-                raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a "
-                                   f"contiguous buffer ({error})") from None
+                # A tensor with __dlpack__ (e.g. PyTorch's) is bound where it lies, when its memory is contiguous.
+                tensor = zero_copy_array(memory) if hasattr(memory, "__dlpack__") else None
+                if tensor is None or not tensor.flags.c_contiguous:
+                    raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a "
+                                       f"contiguous buffer ({error})") from None
+                whole = tensor.reshape(-1).view(np.uint8)
             if writable and not whole.flags.writeable:
                 raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be "
                                    f"writable")
@@ -357,11 +361,49 @@ def _logical(desc: TensorDesc, buffer: np.ndarray[Any, Any]) -> np.ndarray[Any, 
     return _strided(desc, buffer)
 
 
+#: What `__call__` and graphs take as a logical array, for messages.
+ARRAY_KINDS = "a NumPy array, a buffer-protocol object (memoryview) or an object with __dlpack__ or __array__"
+
+
+def zero_copy_array(value: Any) -> np.ndarray[Any, Any] | None:
+    """`value` as a NumPy array over its own memory, the way NumPy takes it without a copy: an ndarray itself, a
+    buffer-protocol object (with its shape and format), or a CPU tensor with `__dlpack__` (PyTorch, JAX, CuPy's
+    host arrays...); None for anything else (lists included: their dtype is NumPy's guess, not the caller's)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (str, list, tuple)) or value is None:
+        return None
+    try:
+        return np.asarray(memoryview(value))
+    except (TypeError, ValueError, BufferError, NotImplementedError):
+        pass
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, BufferError, RuntimeError, NotImplementedError):
+            return None
+    return None
+
+
+def logical_array(label: str, name: str, value: Any) -> np.ndarray[Any, Any]:
+    """A logical input array: what `zero_copy_array` takes, or an object with `__array__` (which may copy: the
+    array is only read), else a BindingError naming the input."""
+    array = zero_copy_array(value)
+    if array is None and hasattr(value, "__array__") and not isinstance(value, (str, list, tuple)):
+        try:
+            array = np.asarray(value)
+        except Exception as error:  # a third-party __array__ may raise anything
+            raise BindingError(f"{label}: {name} could not be read as an array ({type(error).__name__}: "
+                               f"{error})") from None
+    if array is None:
+        raise BindingError(f"{label}: {name} must be {ARRAY_KINDS}; got {type(value).__name__}")
+    return array
+
+
 def _layout(label: str, name: str, desc: TensorDesc, array: Any) -> np.ndarray[Any, Any]:
     """A fresh byte buffer holding `array` at the tensor's strides."""
     dtype = desc.data_type.numpy_dtype
-    if not isinstance(array, np.ndarray):
-        raise BindingError(f"{label}: {name} must be a NumPy array; got {type(array).__name__}")
+    array = logical_array(label, name, array)
     if array.shape != desc.sizes:
         raise BindingError(f"{label}: {name} array has shape {list(array.shape)}; it must be Sizes "
                            f"{list(desc.sizes)}")

@@ -28,7 +28,7 @@ from typing import Any, SupportsIndex, cast
 import numpy as np
 
 from .backends import DeviceMemory
-from .device import Binding, CompiledOperator, Device, Operator
+from .device import Binding, CompiledOperator, Device, Operator, logical_array
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.activations import (
     ActivationCeluOperatorDesc,
@@ -967,8 +967,7 @@ class CompiledGraph:
             name = expression.name
             if id(expression) in arrays:
                 raise BindingError(f"{label}: input {name!r} is given twice (by name and by expression)")
-            if not isinstance(array, np.ndarray):
-                raise BindingError(f"{label}: input {name!r} is a {type(array).__name__}; it must be a NumPy array")
+            array = logical_array(label, f"input {name!r}", array)
             dtype = expression.dtype.numpy_dtype
             if array.dtype != dtype:
                 raise BindingError(f"{label}: input {name!r} has dtype {array.dtype}; it must be {dtype} (DataType "
