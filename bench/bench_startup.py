@@ -1,0 +1,93 @@
+"""Start-up: how long a fresh process takes to its first result, warm (numba's cache filled) and cold (an empty
+cache, as right after `pip install`), each against a bare `python -c "import numba"` measured in the same run.
+
+    python bench/bench_startup.py            # 5 warm runs of each, 2 cold ones
+    python bench/bench_startup.py --runs 9 --cold-runs 3
+
+Every measurement is a new process (wall time from start to exit, so the interpreter's own start-up counts as it
+does for a user). Cold runs point NUMBA_CACHE_DIR at a new empty directory each time; warm runs share one
+directory, filled by a first run that is not counted. Targets (issue 17): warm runs within 0.25 s of the bare numba
+import; cold: the first result of one operator within 2.5 s, every example model within 3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = sorted((ROOT / "examples" / "models").glob("*.json"))
+CLI = [sys.executable, "-m", "opendml.cli"]
+FIRST_DISPATCH = (
+    "import numpy as np, opendml as dml\n"
+    "device = dml.Device()\n"
+    "x = dml.TensorDesc('FLOAT32', [3, 3])\n"
+    "op = device.compile_operator(device.create_operator(\n"
+    "    dml.ReduceOperatorDesc('SUM', x, dml.TensorDesc('FLOAT32', [1, 3]), [0])))\n"
+    "assert op(np.ones((3, 3), np.float32))[0].tolist() == [[3, 3, 3]]\n"
+)
+
+
+def timed(command: list[str], cache: str) -> float:
+    """Seconds from the start of a fresh process to its exit (it must succeed)."""
+    environment = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{result.stderr}")
+    return elapsed
+
+
+def row(label: str, times: list[float], floor: float | None = None, target: str = "") -> None:
+    text = (f"{label:52} min {min(times):6.2f}  median {statistics.median(times):6.2f}  "
+            f"max {max(times):6.2f} s")
+    if floor is not None:
+        text += f"  (median - numba import {statistics.median(times) - floor:+.2f} s)"
+    print(text + (f"  {target}" if target else ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5, help="warm runs of each command")
+    parser.add_argument("--cold-runs", type=int, default=2, help="cold runs of each command")
+    parser.add_argument("--no-models", action="store_true", help="skip the cold run of every example model")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}")
+    numba_import = [sys.executable, "-c", "import numba"]
+    first_dispatch = [sys.executable, "-c", FIRST_DISPATCH]
+    reduce_model = [*CLI, "dispatch", "examples/models/dml_reduce.json"]
+    with tempfile.TemporaryDirectory() as warm_cache:
+        timed(first_dispatch, warm_cache)           # fill the cache (not counted)
+        timed(reduce_model, warm_cache)
+        floors = [timed(numba_import, warm_cache) for _ in range(args.runs)]
+        floor = statistics.median(floors)
+        print("\nwarm (numba's cache filled):")
+        row("python -c 'import numba'", floors)
+        for label, command in (("opendml dispatch examples/models/dml_reduce.json", reduce_model),
+                               ("import opendml + a first 3x3 REDUCE SUM", first_dispatch)):
+            times = [timed(command, warm_cache) for _ in range(args.runs)]
+            met = statistics.median(times) - floor <= 0.25
+            row(label, times, floor, f"target +0.25 s: {'MET' if met else 'MISSED'}")
+    print("\ncold (an empty numba cache for every run):")
+    cold: list[tuple[str, list[str], float]] = [("import opendml + a first 3x3 REDUCE SUM", first_dispatch, 2.5)]
+    if not args.no_models:
+        cold += [(f"opendml dispatch {model.name}", [*CLI, "dispatch", str(model.relative_to(ROOT))], 3.0)
+                 for model in MODELS]
+    for label, command, limit in cold:
+        times = []
+        for _ in range(args.cold_runs):
+            with tempfile.TemporaryDirectory() as cache:
+                times.append(timed(command, cache))
+        met = statistics.median(times) <= limit
+        row(label, times, target=f"target {limit} s: {'MET' if met else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
