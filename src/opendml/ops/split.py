@@ -60,13 +60,7 @@ class SplitOperatorDesc(OperatorDesc):
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
         require_tensor(operator, "InputTensor", self.input_tensor)
-        outputs = self.output_tensors
-        if isinstance(outputs, TensorDesc) or not isinstance(outputs, Sequence) or isinstance(outputs, str):
-            raise ValidationError(f"{operator}: OutputTensors is {type(outputs).__name__}; it must be a list of "
-                                  f"TensorDesc")
-        for index, output in enumerate(outputs):
-            require_tensor(operator, f"OutputTensors[{index}]", output)
-        object.__setattr__(self, "output_tensors", tuple(outputs))
+        object.__setattr__(self, "output_tensors", tensor_array(operator, "OutputTensors", self.output_tensors))
         object.__setattr__(self, "axis", uint_value(operator, "Axis", self.axis))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
@@ -83,38 +77,62 @@ class SplitOperatorDesc(OperatorDesc):
     @property
     def offsets(self) -> tuple[int, ...]:
         """Where each output's slice starts along Axis."""
-        starts, position = [], 0
-        for output in self.output_tensors:
-            starts.append(position)
-            position += output.sizes[self.axis]
-        return tuple(starts)
+        return slice_offsets(self.output_tensors, self.axis)
 
     def validate(self, level: FeatureLevel) -> None:
-        operator = self.label
-        if not self.output_tensors:
-            raise ValidationError(f"{operator}: OutputCount is 0; it must be at least 1")
-        self.check_tensors()
-        source = self.input_tensor
-        rank = source.dimension_count
-        for name, output in self.output_slots():
-            check_same_rank(operator, name, output, "InputTensor", source)
-            check_same_data_type(operator, name, output, "InputTensor", source)
-        if not self.axis < rank:
-            raise ValidationError(f"{operator}: Axis is {self.axis}; it must be in [0, {rank - 1}] for InputTensor "
-                                  f"of {rank} dimensions")
-        check_support(per_element(SUPPORT, "OutputTensors", self.output_count), operator, level,
-                      {"InputTensor": source, **dict(self.output_slots())})
-        axis = self.axis
-        for name, output in self.output_slots():
-            expected = [size if dim != axis else output.sizes[axis] for dim, size in enumerate(source.sizes)]
-            if list(output.sizes) != expected:
-                raise ValidationError(f"{operator}: {name}.Sizes is {list(output.sizes)}; outside Axis {axis} it "
-                                      f"must equal InputTensor.Sizes {list(source.sizes)}")
-        total = sum(output.sizes[axis] for output in self.output_tensors)
-        if total != source.sizes[axis]:
-            parts = " + ".join(str(output.sizes[axis]) for output in self.output_tensors)
-            raise ValidationError(f"{operator}: the OutputTensors' sizes along Axis {axis} add up to {parts} = "
-                                  f"{total}; they must add up to InputTensor.Sizes[{axis}] ({source.sizes[axis]})")
+        check_slices(self, level, SUPPORT, "InputTensor", self.input_tensor, "OutputTensors", self.output_tensors,
+                     self.axis)
+
+
+def tensor_array(operator: str, field: str, value: object) -> tuple[TensorDesc, ...]:
+    """A TensorDesc array field (SPLIT's OutputTensors, JOIN's InputTensors) as a tuple, or a ValidationError
+    naming the field or its element."""
+    if isinstance(value, TensorDesc) or not isinstance(value, Sequence) or isinstance(value, str):
+        raise ValidationError(f"{operator}: {field} is {type(value).__name__}; it must be a list of TensorDesc")
+    for index, tensor in enumerate(value):
+        require_tensor(operator, f"{field}[{index}]", tensor)
+    return tuple(value)
+
+
+def slice_offsets(parts: Sequence[TensorDesc], axis: int) -> tuple[int, ...]:
+    """Where each part's slice of the whole starts along Axis: the sizes of the parts before it."""
+    starts, position = [], 0
+    for part in parts:
+        starts.append(position)
+        position += part.sizes[axis]
+    return tuple(starts)
+
+
+def check_slices(desc: OperatorDesc, level: FeatureLevel, table: SupportTable, whole_name: str, whole: TensorDesc,
+                 parts_name: str, parts: Sequence[TensorDesc], axis: int) -> None:
+    """The rules SPLIT and JOIN share, with the roles of the whole tensor and of the array of parts (SPLIT: the
+    input and its OutputTensors; JOIN: the output and its InputTensors): at least one part, the shared tensor
+    rules, each part of the whole's rank and type, Axis in range, the support table (naming each part), every size
+    but Axis's the whole's, and the parts' sizes along Axis adding up to the whole's."""
+    operator = desc.label
+    if not parts:
+        raise ValidationError(f"{operator}: {parts_name[:-len('Tensors')]}Count is 0; it must be at least 1")
+    desc.check_tensors()
+    named = [(f"{parts_name}[{index}]", part) for index, part in enumerate(parts)]
+    for name, part in named:
+        check_same_rank(operator, name, part, whole_name, whole)
+        check_same_data_type(operator, name, part, whole_name, whole)
+    rank = whole.dimension_count
+    if not axis < rank:
+        raise ValidationError(f"{operator}: Axis is {axis}; it must be in [0, {rank - 1}] for {whole_name} "
+                              f"of {rank} dimensions")
+    check_support(per_element(table, parts_name, len(parts)), operator, level,
+                  {**dict(desc.input_slots()), **dict(desc.output_slots())})
+    for name, part in named:
+        expected = [size if dim != axis else part.sizes[axis] for dim, size in enumerate(whole.sizes)]
+        if list(part.sizes) != expected:
+            raise ValidationError(f"{operator}: {name}.Sizes is {list(part.sizes)}; outside Axis {axis} it "
+                                  f"must equal {whole_name}.Sizes {list(whole.sizes)}")
+    total = sum(part.sizes[axis] for part in parts)
+    if total != whole.sizes[axis]:
+        addends = " + ".join(str(part.sizes[axis]) for part in parts)
+        raise ValidationError(f"{operator}: the {parts_name}' sizes along Axis {axis} add up to {addends} = "
+                              f"{total}; they must add up to {whole_name}.Sizes[{axis}] ({whole.sizes[axis]})")
 
 
 def uint_value(operator: str, field: str, value: object) -> int:
