@@ -31,9 +31,8 @@ from typing import Any, cast
 
 import numba
 import numpy as np
-from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from ...ops.activations import ActivationOperatorDesc, IntegerShrink
 from ...ops.base import OperatorDesc
@@ -41,6 +40,7 @@ from ...types import ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
 from . import memory_kernels
+from .float16 import F16_TAG, NATIVE_TAG, float_to_half, half_to_float, is_f16
 from .memory_kernels import PARALLEL_LAUNCH, begin_stream, drain_stream, fence, prefer_wide_vectors, stream_lines
 
 # reassoc lets LLVM vectorize sums; contract allows FMA. Neither changes NaN or infinity behaviour.
@@ -59,8 +59,6 @@ _SCALED_ELU, _SOFTPLUS, _PARAMETRIC_SOFTPLUS, _SOFTSIGN, _IDENTITY, _SHRINK, _GE
     int(OperatorType["ACTIVATION_" + name]) for name in (
         "SCALED_ELU", "SOFTPLUS", "PARAMETRIC_SOFTPLUS", "SOFTSIGN", "IDENTITY", "SHRINK", "GELU"))
 
-_F16_TAG = np.float32(0.0)
-_NATIVE_TAG = np.int64(0)
 
 F32 = np.float32
 _ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
@@ -101,34 +99,6 @@ _GELU_CLAMP = F32(13.2)
 _EXP_SHIFTER = F32(12582912.0 + 127.0)
 
 
-# -- FLOAT16 bits <-> float32, as LLVM conversions (vcvtph2ps / vcvtps2ph; both vectorize) ----------------------------
-
-def _half_to_float_typer(typingctx: Any, bits: Any) -> Any:
-    if bits != types.uint16:
-        return None
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-
-    return types.float32(types.uint16), codegen
-
-
-def _float_to_half_typer(typingctx: Any, value: Any) -> Any:
-    if value != types.float32:
-        return None
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-
-    return types.uint16(types.float32), codegen
-
-
-# Typed Any: numba's stubs give an intrinsic its typer's call signature.
-_half_to_float: Any = intrinsic(_half_to_float_typer)
-#: float32 -> FLOAT16 bits, rounded to nearest even (overflow to infinity, NaN kept).
-_float_to_half: Any = intrinsic(_float_to_half_typer)
-
-
 def _load(x: Any, i: Any, tag: Any) -> Any:
     """Element i as float32 (FLOAT16 bits decoded exactly). The body is numba's, from the overload below."""
     raise NotImplementedError
@@ -139,16 +109,12 @@ def _store(y: Any, i: Any, v: Any, tag: Any) -> None:
     raise NotImplementedError
 
 
-def _is_f16(array: Any, tag: Any) -> bool:
-    return isinstance(tag, types.Float) and array.dtype == types.uint16
-
-
 @overload(_load, inline="always")
 def _load_impl(x: Any, i: Any, tag: Any) -> Any:
-    if _is_f16(x, tag):
+    if is_f16(x, tag):
 
         def load_f16(x: Any, i: Any, tag: Any) -> Any:
-            return _half_to_float(x[np.uint64(i)])
+            return half_to_float(x[np.uint64(i)])
 
         return load_f16
 
@@ -161,10 +127,10 @@ def _load_impl(x: Any, i: Any, tag: Any) -> Any:
 
 @overload(_store, inline="always")
 def _store_impl(y: Any, i: Any, v: Any, tag: Any) -> Any:
-    if _is_f16(y, tag):
+    if is_f16(y, tag):
 
         def store_f16(y: Any, i: Any, v: Any, tag: Any) -> None:
-            y[np.uint64(i)] = _float_to_half(v)
+            y[np.uint64(i)] = float_to_half(v)
 
         return store_f16
 
@@ -467,7 +433,7 @@ def _store_block(code: Any, p1: Any, p2: Any, q: Any, x: Any, xb: Any, lx: Any, 
 @overload(_store_block)
 def _store_block_impl(code: Any, p1: Any, p2: Any, q: Any, x: Any, xb: Any, lx: Any, y: Any, yb: Any, ly: Any,
                       n: Any, tmp: Any, staged: Any, tag: Any) -> Any:
-    if isinstance(x.dtype, types.Integer) and not _is_f16(x, tag):
+    if isinstance(x.dtype, types.Integer) and not is_f16(x, tag):
 
         def integer_block(code: Any, p1: Any, p2: Any, q: Any, x: Any, xb: Any, lx: Any, y: Any, yb: Any, ly: Any,
                           n: Any, tmp: Any, staged: Any, tag: Any) -> None:
@@ -628,10 +594,10 @@ class ActivationPlan:
         integer_plan = np.zeros(20, np.int64)
         if not data_type.is_float and code == _SHRINK:
             integer_plan[:] = IntegerShrink.of(values[0], values[1], data_type).words()
-        is_f16 = data_type.numpy_dtype == np.float16
-        self._view = np.dtype(np.uint16) if is_f16 else data_type.numpy_dtype
+        half = data_type.numpy_dtype == np.float16
+        self._view = np.dtype(np.uint16) if half else data_type.numpy_dtype
         self._arguments = (meta, np.concatenate(tables), np.float32(values[0]), np.float32(values[1]), integer_plan,
-                           _F16_TAG if is_f16 else _NATIVE_TAG)
+                           F16_TAG if half else NATIVE_TAG)
         self._parallel = parallel
         if meta[_S_STREAM]:
             self._kernel = _parallel_streamed if parallel else _serial_streamed

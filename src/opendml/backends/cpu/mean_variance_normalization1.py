@@ -47,11 +47,9 @@ from .. import FlatArray, Kernel
 from . import memory_kernels
 from .activations import (
     _ELEMENTWISE_FASTMATH,
-    _F16_TAG,
     _FASTMATH,
     _IDENTITY,
     _INF,
-    _NATIVE_TAG,
     _NONE,
     _ONE,
     _RELU,
@@ -60,6 +58,7 @@ from .activations import (
     _load,
     _store,
 )
+from .float16 import F16_TAG, NATIVE_TAG
 from .memory_kernels import (
     LINE_BYTES,
     PARALLEL_LAUNCH,
@@ -425,7 +424,7 @@ class MvnPlan:
 
     def __init__(self, desc: MeanVarianceNormalization1OperatorDesc) -> None:
         source = desc.input_tensor
-        is_f16 = source.data_type.numpy_dtype == np.float16
+        half = source.data_type.numpy_dtype == np.float16
         sizes, axes = source.sizes, set(desc.axes)
 
         def strides_of(tensor: Any) -> tuple[int, ...]:
@@ -484,8 +483,8 @@ class MvnPlan:
         self._meta = meta
         self._tab = np.concatenate([*group_tables, *run_tables])
         self._fparams = np.array([float(np.float32(desc.epsilon)), p1, p2], np.float64)
-        self._view = np.dtype(np.uint16) if is_f16 else np.dtype(np.float32)
-        self._tag = _F16_TAG if is_f16 else _NATIVE_TAG
+        self._view = np.dtype(np.uint16) if half else np.dtype(np.float32)
+        self._tag = F16_TAG if half else NATIVE_TAG
         self._dummy = np.zeros(1, self._view)   # bound for an absent Scale or Bias, never read
         self._parallel = parallel
         self._kernel = _parallel_kernel if parallel else _serial_kernel

@@ -55,6 +55,7 @@ from numba import types
 from numba.extending import intrinsic, overload
 
 from ...types import ReduceFunction
+from .float16 import F16_TAG, NATIVE_TAG, half_to_float, is_f16
 from .memory_kernels import PARALLEL_LAUNCH, prefer_wide_vectors
 
 # Plain ints, which numba freezes into the kernels as constants.
@@ -119,27 +120,12 @@ _EXP_BLOCK = 256
 # _run_find tests blocks of this many elements before scanning one.
 _FIND_BLOCK = 32
 
-_F16_TAG = np.float32(0.0)
-_NATIVE_TAG = np.int64(0)
 
 
 # ---------------------------------------------------------------------------
 # LLVM intrinsics numba does not expose.
 
 
-def _h2f_typer(typingctx: Any, h: Any) -> Any:
-    if h != types.uint16:
-        return None
-
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-
-    return types.float32(types.uint16), codegen
-
-
-# FLOAT16 bits (uint16) -> float32, exact; vectorizes to vcvtph2ps. Typed
-# Any because numba's stubs give an intrinsic its typer's call signature.
-_h2f: Any = intrinsic(_h2f_typer)
 
 
 def _binary_float_intrinsic(name: str) -> Any:
@@ -222,7 +208,7 @@ def _finish(acc: Any, op: Any, count: Any) -> Any:
 @numba.njit(inline="always")
 def _load_half32(x: Any, i: Any, tag: Any) -> Any:
     """FLOAT16 element i as float32 (exact)."""
-    return _h2f(x[np.uint64(i)])
+    return half_to_float(x[np.uint64(i)])
 
 
 def _half_accum4(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op: int, tag: Any,
@@ -235,7 +221,7 @@ def _half_accum4(x: Any, s0: int, s1: int, s2: int, s3: int, n: int, st: int, op
 @overload(_half_accum4)
 def _half_accum4_impl(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: Any, op: Any, tag: Any,
                       parts: Any) -> Any:
-    if _is_f16(x, tag):
+    if is_f16(x, tag):
 
         def half(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: Any, op: Any, tag: Any,
                  parts: Any) -> Any:
@@ -252,9 +238,6 @@ def _half_accum4_impl(x: Any, s0: Any, s1: Any, s2: Any, s3: Any, n: Any, st: An
     return other
 
 
-def _is_f16(x: Any, tag: Any) -> bool:
-    return isinstance(tag, types.Float) and x.dtype == types.uint16
-
 
 # numba requires each implementation's signature, annotations included, to
 # equal its generator's; hence the nested defs rather than lambdas.
@@ -262,10 +245,10 @@ def _is_f16(x: Any, tag: Any) -> bool:
 
 @overload(_load)
 def _load_impl(x: Any, i: Any, tag: Any) -> Any:
-    if _is_f16(x, tag):
+    if is_f16(x, tag):
 
         def load_f16(x: Any, i: Any, tag: Any) -> Any:
-            return np.float64(_h2f(x[np.uint64(i)]))
+            return np.float64(half_to_float(x[np.uint64(i)]))
 
         return load_f16
     wide = _acc_type(x, tag)
@@ -279,10 +262,10 @@ def _load_impl(x: Any, i: Any, tag: Any) -> Any:
 
 @overload(_loadn)
 def _loadn_impl(x: Any, i: Any, tag: Any) -> Any:
-    if _is_f16(x, tag):
+    if is_f16(x, tag):
 
         def loadn_f16(x: Any, i: Any, tag: Any) -> Any:
-            return _h2f(x[np.uint64(i)])
+            return half_to_float(x[np.uint64(i)])
 
         return loadn_f16
 
@@ -293,7 +276,7 @@ def _loadn_impl(x: Any, i: Any, tag: Any) -> Any:
 
 
 def _acc_type(x: Any, tag: Any) -> Any:
-    if _is_f16(x, tag) or isinstance(x.dtype, types.Float):
+    if is_f16(x, tag) or isinstance(x.dtype, types.Float):
         return np.float64
     return np.int64 if x.dtype in types.signed_domain else np.uint64
 
@@ -330,7 +313,7 @@ def _acc_empty_impl(x: Any, tag: Any, n: Any) -> Any:
 
 @overload(_cmp_empty)
 def _cmp_empty_impl(x: Any, tag: Any, n: Any) -> Any:
-    dt = np.float32 if _is_f16(x, tag) else np.dtype(str(x.dtype))
+    dt = np.float32 if is_f16(x, tag) else np.dtype(str(x.dtype))
 
     def cmp_empty(x: Any, tag: Any, n: Any) -> Any:
         return np.empty(n, dt)
@@ -1406,12 +1389,12 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
 
     # FLOAT16 travels as its bits; indices of all four dtypes go through an
     # int32 view (see _store_index).
-    is_f16 = input_dtype == np.float16
-    x_view: np.dtype[Any] | None = np.dtype(np.uint16) if is_f16 else None
+    half = input_dtype == np.float16
+    x_view: np.dtype[Any] | None = np.dtype(np.uint16) if half else None
     out_view = x_view
     if is_arg:
         out_view = np.dtype(np.int32)
         if output_dtype.itemsize == 8 and sys.byteorder != "little":
             raise NotImplementedError("64-bit index output assumes a little-endian host")
-    tag = _F16_TAG if is_f16 else _NATIVE_TAG
+    tag = F16_TAG if half else NATIVE_TAG
     return ReducePlan(kernel, meta, tab, tag, x_view, out_view, threaded)
