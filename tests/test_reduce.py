@@ -308,6 +308,16 @@ def test_convenience_call_takes_the_ecosystems_arrays(wrap: Callable[[np.ndarray
         _sum_rows()(wrap(ROWS.astype(np.float64)))        # no silent cast
 
 
+def test_convenience_call_reports_an_array_that_cannot_be_read() -> None:
+    class Broken:
+        def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+            raise RuntimeError("device tensor")
+
+    with pytest.raises(dml.BindingError, match=r"^DML_OPERATOR_REDUCE \(Function SUM\): InputTensor could not be "
+                                               r"read as an array \(RuntimeError: device tensor\)$"):
+        _sum_rows()(Broken())
+
+
 def test_bindings_over_dlpack_tensors_are_zero_copy() -> None:
     source, target = ROWS.copy(), np.full((3, 1), -1.0, np.float32)
     _sum_rows().execute([dml.Binding(DLPackOnly(source))], [dml.Binding(DLPackOnly(target))])
