@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import gather_nd1_output_sizes, reference_gather_nd1
+from reference import reference_gather_nd1
 from strategies import (
-    OUTPUT_STRIDE_KINDS,
     T,
     addressed_byte_mask,
     build_buffer,
-    byte_offsets,
     execute_between_sentinels,
     read_buffer,
-    sentinel_bytes,
-    strides_for,
-    tensor_size_in_bytes,
 )
-from test_gather_nd1 import BITS, coordinate_values
+from test_gather_nd1 import GatherCase, gather_cases, run_case
 
 import opendml as dml
 from opendml.ops.gather_nd import GatherNdOperatorDesc
@@ -348,130 +341,24 @@ def test_descriptor_registration_and_json_fields() -> None:
 
 # -- properties through raw buffers ----------------------------------------------------------------------------------
 
-LEVELS = ("2_1", "3_0", "3_1", "4_0", "4_1", "5_0", "5_1", "5_2", "6_0", "6_1", "6_2", "6_3", "6_4")
-
-
-@dataclass(frozen=True)
-class GatherCase:
-    level: str
-    data_type: str
-    index_type: str
-    input_dimension_count: int
-    indices_dimension_count: int
-    input_sizes: tuple[int, ...]
-    indices_sizes: tuple[int, ...]
-    input_strides: tuple[int, ...] | None
-    indices_strides: tuple[int, ...] | None
-    output_strides: tuple[int, ...] | None
-    offsets: tuple[int, int, int]
-    debug: bool
-    x: np.ndarray        # the logical input (bits as unsigned integers), consistent with its strides
-    indices: np.ndarray  # the logical indices, consistent with their strides
-
-    @property
-    def output_sizes(self) -> tuple[int, ...]:
-        return gather_nd1_output_sizes(self.input_sizes, self.indices_sizes, self.input_dimension_count,
-                                       self.indices_dimension_count, 0)
-
-    def descriptor(self) -> GatherNdOperatorDesc:
-        def strides(value: tuple[int, ...] | None) -> list[int] | None:
-            return None if value is None else list(value)
-
-        return GatherNdOperatorDesc(
-            T(self.data_type, list(self.input_sizes), strides(self.input_strides)),
-            T(self.index_type, list(self.indices_sizes), strides(self.indices_strides)),
-            T(self.data_type, list(self.output_sizes), strides(self.output_strides)),
-            self.input_dimension_count, self.indices_dimension_count)
-
-
-@st.composite
-def gather_cases(draw: st.DrawFn) -> GatherCase:
-    level = draw(st.sampled_from(LEVELS))
-    at_2_1 = level == "2_1"   # the 2_1 row: exactly 4 dimensions, UINT32 indices
-    data_type = draw(st.sampled_from(EIGHT))
-    index_type = "UINT32" if at_2_1 else draw(st.sampled_from(INDEX_TYPES))
-    rank = 4 if at_2_1 else draw(st.integers(1, 8))
-    input_count = draw(st.integers(1, rank))
-    indices_count = draw(st.integers(1, rank))
-    # The output's meaningful dims (J - 1 + I - K) must fit into the rank.
-    tuple_size = draw(st.integers(max(1, indices_count - 1 + input_count - rank), input_count))
-    budget = [256]  # input elements; the index positions get what is left
-
-    def size(largest: int) -> int:
-        drawn = draw(st.integers(1, max(1, min(largest, budget[0]))))
-        budget[0] //= drawn
-        return drawn
-
-    tuple_dims = [size(4) for _ in range(tuple_size)]
-    rest = [size(3) for _ in range(input_count - tuple_size)]
-    budget[0] = 64
-    positions = [size(3) for _ in range(indices_count - 1)]
-    input_sizes = (1,) * (rank - input_count) + tuple(tuple_dims + rest)
-    indices_sizes = (1,) * (rank - indices_count) + tuple([*positions, tuple_size])
-    input_strides = draw(strides_for(input_sizes))
-    indices_strides = draw(strides_for(indices_sizes))
-    output_sizes = gather_nd1_output_sizes(input_sizes, indices_sizes, input_count, indices_count, 0)
-    output_strides = draw(strides_for(output_sizes, draw(st.sampled_from(OUTPUT_STRIDE_KINDS)), allow_zero=False))
-    offsets = (draw(byte_offsets()), draw(byte_offsets()), draw(byte_offsets()))
-    debug = draw(st.booleans())
-
-    width = BITS[dml.DataType[data_type].element_size]
-    count = int(np.prod(input_sizes))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))  # any bits: NaN payloads, infinities, extremes
-    x = rng.integers(0, 256, count * np.dtype(width).itemsize, dtype=np.uint8).view(width).reshape(input_sizes)
-    x = read_buffer(build_buffer(x, input_strides), width, input_sizes, input_strides)
-    index_dtype = np.dtype(index_type.lower())
-    values = np.empty(indices_sizes, dtype=index_dtype)
-    for index in itertools.product(*(range(n) for n in indices_sizes)):
-        values[index] = draw(coordinate_values(tuple_dims[index[-1]], index_type))
-    values = read_buffer(build_buffer(values, indices_strides), index_dtype, indices_sizes, indices_strides)
-    note(f"level={level} {data_type} {index_type} I={input_count} J={indices_count} K={tuple_size} debug={debug} "
-         f"input {input_sizes} {input_strides}, indices {indices_sizes} {indices_strides}, output {output_sizes} "
-         f"{output_strides}, offsets {offsets}")
-    return GatherCase(level, data_type, index_type, input_count, indices_count, input_sizes, indices_sizes,
-                      input_strides, indices_strides, output_strides, offsets, debug, x, values)
-
-
-@cache
-def device_at(level: str, debug: bool) -> dml.Device:
-    return dml.Device(feature_level=level, debug=debug)
-
-
 @settings(max_examples=25)
-@given(gather_cases())
-def test_gather_matches_the_reference_through_raw_buffers(case: GatherCase) -> None:
-    """Release devices: every element the oracle's (batch 0), bit for bit; no byte outside the output's elements
-    written; inputs unchanged. Debug devices: the first out-of-range coordinate refused by its position, nothing
-    written."""
+@given(gather_cases(version=0), st.booleans())
+def test_gather_matches_the_reference_through_raw_buffers(case: GatherCase, debug: bool) -> None:
+    """GATHER_ND1's cases with no batch, drawn from GATHER_ND's table. Release devices: every element the oracle's
+    (batch 0), bit for bit; no byte outside the output's elements written; inputs unchanged (checked by _run).
+    Debug devices: the first out-of-range coordinate refused by its position, nothing written."""
     expected, bad = reference_gather_nd1(case.x, case.indices, case.input_dimension_count,
                                          case.indices_dimension_count, 0, signed=case.index_type.startswith("INT"))
-    device = device_at(case.level, case.debug)
-    compiled = device.compile_operator(device.create_operator(case.descriptor()))
-    input_buffer = build_buffer(case.x, case.input_strides, byte_offset=case.offsets[0], tail_bytes=8, seed=1)
-    indices_buffer = build_buffer(case.indices, case.indices_strides, byte_offset=case.offsets[1], tail_bytes=8,
-                                  seed=2)
-    width = case.x.dtype
-    output_bytes = case.offsets[2] + tensor_size_in_bytes(width.itemsize, case.output_sizes, case.output_strides) + 8
-    output_buffer = sentinel_bytes(output_bytes, seed=3)
-    before, inputs_before = output_buffer.copy(), [input_buffer.copy(), indices_buffer.copy()]
-    error: Exception | None = None
-    try:
-        compiled.execute([dml.Binding(input_buffer, offset=case.offsets[0]),
-                          dml.Binding(indices_buffer, offset=case.offsets[1])],
-                         [dml.Binding(output_buffer, offset=case.offsets[2])])
-    except dml.BindingError as raised:
-        error = raised
-    np.testing.assert_array_equal(input_buffer, inputs_before[0])
-    np.testing.assert_array_equal(indices_buffer, inputs_before[1])
-    if case.debug and bad:
+    output_buffer, before, error, _ = run_case(case, debug)
+    if debug and bad:
         position, value = bad[0]
         assert error is not None
         assert re.search(PREFIX + re.escape(f"IndicesTensor{list(position)} is {value}, out of range"), str(error))
         np.testing.assert_array_equal(output_buffer, before)
         return
     assert error is None
-    got = read_buffer(output_buffer, width, case.output_sizes, case.output_strides, byte_offset=case.offsets[2])
+    got = read_buffer(output_buffer, case.x.dtype, case.output_sizes, case.output_strides, byte_offset=case.offsets[2])
     np.testing.assert_array_equal(got, expected)  # bit for bit: the data travel as unsigned integers
-    mask = addressed_byte_mask(output_buffer.size, width.itemsize, case.output_sizes, case.output_strides,
+    mask = addressed_byte_mask(output_buffer.size, case.x.dtype.itemsize, case.output_sizes, case.output_strides,
                                byte_offset=case.offsets[2])
     np.testing.assert_array_equal(output_buffer[~mask], before[~mask])

@@ -361,21 +361,24 @@ class GatherCase:
     offsets: tuple[int, int, int]
     x: np.ndarray        # the logical input (bits as unsigned integers), consistent with its strides
     indices: np.ndarray  # the logical indices, consistent with their strides
+    version: int = 1     # 0: GATHER_ND (no BatchDimensionCount field, batch 0)
 
     @property
     def output_sizes(self) -> tuple[int, ...]:
         return gather_nd1_output_sizes(self.input_sizes, self.indices_sizes, self.input_dimension_count,
                                        self.indices_dimension_count, self.batch_dimension_count)
 
-    def descriptor(self) -> dml.GatherNd1OperatorDesc:
+    def descriptor(self) -> dml.GatherNd1OperatorDesc | dml.GatherNdOperatorDesc:
         def strides(value: tuple[int, ...] | None) -> list[int] | None:
             return None if value is None else list(value)
 
-        return dml.GatherNd1OperatorDesc(
-            T(self.data_type, list(self.input_sizes), strides(self.input_strides)),
-            T(self.index_type, list(self.indices_sizes), strides(self.indices_strides)),
-            T(self.data_type, list(self.output_sizes), strides(self.output_strides)),
-            self.input_dimension_count, self.indices_dimension_count, self.batch_dimension_count)
+        tensors = (T(self.data_type, list(self.input_sizes), strides(self.input_strides)),
+                   T(self.index_type, list(self.indices_sizes), strides(self.indices_strides)),
+                   T(self.data_type, list(self.output_sizes), strides(self.output_strides)))
+        if self.version == 0:
+            return dml.GatherNdOperatorDesc(*tensors, self.input_dimension_count, self.indices_dimension_count)
+        return dml.GatherNd1OperatorDesc(*tensors, self.input_dimension_count, self.indices_dimension_count,
+                                         self.batch_dimension_count)
 
 
 @st.composite
@@ -396,15 +399,18 @@ def coordinate_values(draw: st.DrawFn, size: int, index_type: str) -> int:
 
 
 @st.composite
-def gather_cases(draw: st.DrawFn, *, allow_out_of_range: bool = True) -> GatherCase:
-    level = draw(st.sampled_from(LEVELS))
-    data_types = ELEVEN if level >= "4_1" else EIGHT
+def gather_cases(draw: st.DrawFn, *, allow_out_of_range: bool = True, version: int = 1) -> GatherCase:
+    """GATHER_ND1 cases, or with version 0 GATHER_ND's (its table: from 2_1, where it is exactly 4-D with UINT32
+    indices; never the 64-bit data types; no batch dimensions)."""
+    level = draw(st.sampled_from(LEVELS if version else ("2_1", *LEVELS)))
+    at_2_1 = level == "2_1"
+    data_types = ELEVEN if level >= "4_1" and version else EIGHT
     data_type = draw(st.sampled_from(data_types))
-    index_type = draw(st.sampled_from(INDEX_TYPES))
-    rank = draw(st.integers(1, 8))
+    index_type = "UINT32" if at_2_1 else draw(st.sampled_from(INDEX_TYPES))
+    rank = 4 if at_2_1 else draw(st.integers(1, 8))
     input_count = draw(st.integers(1, rank))
     indices_count = draw(st.integers(1, rank))
-    batch = draw(st.integers(0, min(input_count, indices_count) - 1))
+    batch = draw(st.integers(0, min(input_count, indices_count) - 1)) if version else 0
     # The output's meaningful dims (J - 1 + I - B - K) must fit into the rank.
     tuple_size = draw(st.integers(max(1, indices_count - 1 + input_count - batch - rank), input_count - batch))
     budget = [256]  # input elements; the index positions share what the batch leaves
@@ -447,7 +453,7 @@ def gather_cases(draw: st.DrawFn, *, allow_out_of_range: bool = True) -> GatherC
          f"input {input_sizes} {input_strides}, indices {indices_sizes} {indices_strides}, output {output_sizes} "
          f"{output_strides}, offsets {offsets}")
     return GatherCase(level, data_type, index_type, input_count, indices_count, batch, input_sizes, indices_sizes,
-                      input_strides, indices_strides, output_strides, offsets, x, values)
+                      input_strides, indices_strides, output_strides, offsets, x, values, version)
 
 
 @cache
@@ -455,7 +461,7 @@ def device_at(level: str, debug: bool) -> dml.Device:
     return dml.Device(feature_level=level, debug=debug)
 
 
-def _run(case: GatherCase, debug: bool) -> tuple[np.ndarray, np.ndarray, Exception | None, list[np.ndarray]]:
+def run_case(case: GatherCase, debug: bool) -> tuple[np.ndarray, np.ndarray, Exception | None, list[np.ndarray]]:
     """(output buffer after, output buffer before, the error raised or None, the input buffers before)."""
     device = device_at(case.level, debug)
     compiled = device.compile_operator(device.create_operator(case.descriptor()))
@@ -488,7 +494,7 @@ def test_gather_matches_the_reference_through_raw_buffers(case: GatherCase) -> N
         np.testing.assert_array_equal(reference_gather_nd1_vectorized(
             case.x, case.indices, case.input_dimension_count, case.indices_dimension_count,
             case.batch_dimension_count, signed=case.index_type.startswith("INT")), expected)
-    output_buffer, before, error, _ = _run(case, debug=False)
+    output_buffer, before, error, _ = run_case(case, debug=False)
     assert error is None
     got = read_buffer(output_buffer, case.x.dtype, case.output_sizes, case.output_strides, byte_offset=case.offsets[2])
     np.testing.assert_array_equal(got, expected)  # bit for bit: the data travel as unsigned integers
@@ -502,7 +508,7 @@ def test_debug_device_refuses_the_first_out_of_range_coordinate(case: GatherCase
     expected, bad = reference_gather_nd1(case.x, case.indices, case.input_dimension_count,
                                          case.indices_dimension_count, case.batch_dimension_count,
                                          signed=case.index_type.startswith("INT"))
-    output_buffer, before, error, _ = _run(case, debug=True)
+    output_buffer, before, error, _ = run_case(case, debug=True)
     if not bad:
         assert error is None
         got = read_buffer(output_buffer, case.x.dtype, case.output_sizes, case.output_strides,
