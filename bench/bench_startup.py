@@ -32,6 +32,25 @@ FIRST_DISPATCH = (
     "    dml.ReduceOperatorDesc('SUM', x, dml.TensorDesc('FLOAT32', [1, 3]), [0])))\n"
     "assert op(np.ones((3, 3), np.float32))[0].tolist() == [[3, 3, 3]]\n"
 )
+#: A first small dispatch of each operator, through the graph API (x: a 3x3 FLOAT32 input, i: 3x1 UINT32 indices).
+GRAPH_DISPATCH = (
+    "import numpy as np, opendml as dml\n"
+    "graph = dml.Graph(dml.Device())\n"
+    "x = graph.input([3, 3], 'FLOAT32', name='x')\n"
+    "i = graph.input([3, 1], 'UINT32', name='i')\n"
+    "y = {expression}\n"
+    "inputs = {{'x': np.arange(9, dtype=np.float32).reshape(3, 3), 'i': np.array([[2], [0], [1]], np.uint32)}}\n"
+    "graph.compile([y])(inputs)\n"
+)
+OPERATORS = {
+    "ARGMAX": "dml.arg_max(x, axes=[1])",
+    "SPLIT": "dml.split(x, 1, [1, 2])[1]",
+    "JOIN": "dml.join([x, x], 0)",
+    "ONE_HOT": "dml.one_hot(i, graph.constant(np.array([[0, 1]], np.float32)), 3, 1)",
+    "GATHER_ND1": "dml.gather_nd(x, i, 2, 2)",
+    "MEAN_VARIANCE_NORMALIZATION1": "dml.mean_variance_normalization(x, axes=[1])",
+    "ACTIVATION_SIGMOID": "dml.activation_sigmoid(x)",
+}
 
 
 def timed(command: list[str], cache: str) -> float:
@@ -46,7 +65,7 @@ def timed(command: list[str], cache: str) -> float:
 
 
 def row(label: str, times: list[float], floor: float | None = None, target: str = "") -> None:
-    text = (f"{label:52} min {min(times):6.2f}  median {statistics.median(times):6.2f}  "
+    text = (f"{label:62} min {min(times):6.2f}  median {statistics.median(times):6.2f}  "
             f"max {max(times):6.2f} s")
     if floor is not None:
         text += f"  (median - numba import {statistics.median(times) - floor:+.2f} s)"
@@ -60,23 +79,29 @@ def main() -> None:
     parser.add_argument("--no-models", action="store_true", help="skip the cold run of every example model")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}")
+    print("(tensors of at most opendml.backends.cpu.SMALL_TENSOR_ELEMENTS elements run NumPy kernels where the "
+          "operator has them)")
     numba_import = [sys.executable, "-c", "import numba"]
     first_dispatch = [sys.executable, "-c", FIRST_DISPATCH]
     reduce_model = [*CLI, "dispatch", "examples/models/dml_reduce.json"]
+    graph_dispatches = [(f"import opendml + a first small {name} (graph API)",
+                         [sys.executable, "-c", GRAPH_DISPATCH.format(expression=expression)])
+                        for name, expression in OPERATORS.items()]
     with tempfile.TemporaryDirectory() as warm_cache:
-        timed(first_dispatch, warm_cache)           # fill the cache (not counted)
-        timed(reduce_model, warm_cache)
+        for _, command in [("", first_dispatch), ("", reduce_model), *graph_dispatches]:
+            timed(command, warm_cache)              # fill the cache (not counted)
         floors = [timed(numba_import, warm_cache) for _ in range(args.runs)]
         floor = statistics.median(floors)
         print("\nwarm (numba's cache filled):")
         row("python -c 'import numba'", floors)
         for label, command in (("opendml dispatch examples/models/dml_reduce.json", reduce_model),
-                               ("import opendml + a first 3x3 REDUCE SUM", first_dispatch)):
+                               ("import opendml + a first 3x3 REDUCE SUM", first_dispatch), *graph_dispatches):
             times = [timed(command, warm_cache) for _ in range(args.runs)]
             met = statistics.median(times) - floor <= 0.25
             row(label, times, floor, f"target +0.25 s: {'MET' if met else 'MISSED'}")
     print("\ncold (an empty numba cache for every run):")
     cold: list[tuple[str, list[str], float]] = [("import opendml + a first 3x3 REDUCE SUM", first_dispatch, 2.5)]
+    cold += [(label, command, 2.5) for label, command in graph_dispatches]
     if not args.no_models:
         cold += [(f"opendml dispatch {model.name}", [*CLI, "dispatch", str(model.relative_to(ROOT))], 3.0)
                  for model in MODELS]

@@ -43,6 +43,14 @@ EVERY_BACKEND = {
     "test_mean_variance_normalization", "test_activation_standalone",
 }
 
+#: Of those, the modules whose operators also have the cpu backend's NumPy small-tensor kernels
+#: (backends/cpu/small): they run a third time, `cpu-small`, with every descriptor on those kernels, while `cpu`
+#: runs every descriptor on numba's, so that the two kinds of kernel pass the same tests.
+SMALL_KERNELS_TOO = EVERY_BACKEND - {
+    "test_mean_variance_normalization1", "test_activations", "test_mean_variance_normalization",
+    "test_activation_standalone", "test_gpu",
+}
+
 
 def gpu_adapter_missing() -> str | None:
     """Why the gpu backend cannot run here (None when it can)."""
@@ -55,19 +63,27 @@ def gpu_adapter_missing() -> str | None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if metafunc.module.__name__.rsplit(".", 1)[-1] in EVERY_BACKEND and "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", ["cpu", "gpu"], indirect=True)
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module in EVERY_BACKEND and "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", ["cpu", "cpu-small", "gpu"] if module in SMALL_KERNELS_TOO else ["cpu", "gpu"],
+                             indirect=True)
 
 
 @pytest.fixture(autouse=True)
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The backend of this test's devices: both, one after the other, in the EVERY_BACKEND modules."""
+    """The backend of this test's devices: each one after the other in the EVERY_BACKEND modules, the cpu one with
+    numba's kernels (`cpu`) and with the NumPy small-tensor kernels (`cpu-small`); elsewhere the cpu backend as
+    users get it (small tensors on the NumPy kernels)."""
     name: str = getattr(request, "param", "cpu")
     if name == "gpu":
         reason = gpu_adapter_missing()
         if reason is not None:
             pytest.skip(f"gpu backend: {reason}")
+    import opendml.backends.cpu
     import opendml.device
 
+    if hasattr(request, "param"):
+        monkeypatch.setattr(opendml.backends.cpu, "SMALL_TENSOR_ELEMENTS", 2**62 if name == "cpu-small" else 0)
+    name = "cpu" if name == "cpu-small" else name
     monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", name)
     return name

@@ -1,7 +1,8 @@
 """The CPU backend: NumPy and numba kernels, one module per operator.
 
 Each operator module defines `compile_kernel(desc, flags, debug) -> Kernel`. Modules load on first use, so that
-importing opendml does not import numba or compile anything.
+importing opendml does not import numba or compile anything. Descriptors whose tensors are all small get the NumPy
+kernels of `small/` where an operator has one: a first dispatch then neither loads nor compiles numba code.
 """
 
 from __future__ import annotations
@@ -16,6 +17,18 @@ from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import KERNEL_MODULES, DeviceMemory, HostBuffer, Kernel, host_buffer
+
+#: Descriptors whose every tensor has at most this many elements run the NumPy kernels of `small/` (where the operator
+#: has one). Tests set it to 0 (numba's kernels always) or to a huge value (NumPy's always) to run both.
+SMALL_TENSOR_ELEMENTS = 1024
+#: The operators (their KERNEL_MODULES names) that have a NumPy kernel in `small/`.
+SMALL_KERNEL_MODULES = frozenset({"reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1"})
+
+
+def is_small(desc: OperatorDesc) -> bool:
+    """Whether every tensor of `desc` has at most SMALL_TENSOR_ELEMENTS elements."""
+    tensors = [tensor for _, tensor in desc.input_slots() + desc.output_slots() if tensor is not None]
+    return all(tensor.element_count <= SMALL_TENSOR_ELEMENTS for tensor in tensors)
 
 
 class CpuBackend:
@@ -41,6 +54,9 @@ class CpuBackend:
         module_name = KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
-        module = importlib.import_module(f"{__name__}.{module_name}")
+        package = __name__
+        if module_name in SMALL_KERNEL_MODULES and is_small(desc):
+            package = f"{__name__}.small"
+        module = importlib.import_module(f"{package}.{module_name}")
         kernel: Kernel = module.compile_kernel(desc, flags, debug)
         return kernel

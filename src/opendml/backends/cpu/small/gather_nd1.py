@@ -1,0 +1,57 @@
+"""GATHER_ND1 (and GATHER_ND, its equivalent without batch dimensions) on small tensors: NumPy's advanced indexing
+of the input by the batch positions and the index tuples' coordinates. A negative coordinate of a signed type counts
+from the end once; one still out of range is clamped (DECISIONS 21), or, on a debug device, refused before anything
+is written with the message the numba kernel gives (plans.gather_out_of_range). Data move as unsigned integers of
+their width, so every bit pattern is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
+from ....ops.base import OperatorDesc
+from ....ops.gather_nd import GatherNdOperatorDesc
+from ....ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
+from ....types import ExecutionFlags
+from ... import Kernel
+from ...plans import gather_out_of_range
+from . import FlatArray, tensor_view
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    gather = desc.as_gather_nd1() if isinstance(desc, GatherNdOperatorDesc) else cast(GatherNd1OperatorDesc, desc)
+    source, indices, result = gather.input_tensor, gather.indices_tensor, gather.output_tensor
+    rank, batch, tuple_size = source.dimension_count, gather.batch_dimension_count, gather.index_tuple_size
+    input_lead = rank - gather.input_dimension_count
+    indices_lead = rank - gather.indices_dimension_count
+    outer_count = gather.indices_dimension_count - 1
+    output_lead = rank - outer_count - (gather.input_dimension_count - batch - tuple_size)
+    sizes = np.array(source.sizes[input_lead + batch: input_lead + batch + tuple_size], np.int64)
+    signed = indices.data_type in SIGNED_INDEX_TYPES
+    bits = np.dtype(f"u{source.data_type.element_size}")
+    # Each batch dimension's position, shaped to broadcast over the outer (index position) dimensions.
+    batch_positions = [np.arange(indices.sizes[indices_lead + d]).reshape(
+        [-1 if e == d else 1 for e in range(outer_count)]) for d in range(batch)]
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        index_flat = cast(FlatArray, inputs[1])
+        tuples = tensor_view(indices, index_flat)[(0,) * indices_lead]
+        if tuples.dtype.kind == "u":  # compared as unsigned: a huge UINT64 coordinate is out of range, not negative
+            coordinates = np.minimum(tuples, sizes.astype(tuples.dtype)).astype(np.int64)
+        else:
+            coordinates = tuples.astype(np.int64)
+            if signed:
+                coordinates = np.where(coordinates < 0, coordinates + sizes, coordinates)
+        outside = (coordinates < 0) | (coordinates >= sizes)
+        if debug and outside.any():
+            first = int(np.argmax(outside.reshape(-1)))
+            raise gather_out_of_range(gather, first // tuple_size, first % tuple_size,
+                                      lambda at: int(index_flat[at]))
+        coordinates = np.clip(coordinates, 0, sizes - 1)
+        data = tensor_view(source, cast(FlatArray, inputs[0]).view(bits))[(0,) * input_lead]
+        selection = (*batch_positions, *(coordinates[..., j] for j in range(tuple_size)))
+        tensor_view(result, outputs[0].view(bits))[(0,) * output_lead] = data[selection]
+
+    return kernel

@@ -1,0 +1,85 @@
+"""REDUCE, ARGMIN and ARGMAX on small tensors, in NumPy, by the rulings the numba kernels follow (README, Rulings):
+integers wrap around in their own type, floats accumulate in FLOAT64 and are rounded once, MIN/MAX propagate NaN
+and order -0 below +0, LOG_SUM_EXP is max-shifted, ARGMIN/ARGMAX index row-major over the reduced axes in
+increasing order with ties and NaN going to the first index (INCREASING) or the last (DECREASING)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
+from ....ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
+from ....ops.base import OperatorDesc
+from ....ops.reduce import ReduceOperatorDesc
+from ....types import ExecutionFlags, ReduceFunction
+from ... import Kernel
+from . import FlatArray, tensor_view
+
+F = ReduceFunction
+
+
+def _reduce(function: ReduceFunction, x: FlatArray, axes: tuple[int, ...], decreasing: bool) -> FlatArray:
+    """The reduced values (keepdims), in FLOAT64 for floats, in the input's type for integers, int64 indices."""
+    if function in (F.ARGMIN, F.ARGMAX):
+        kept = [d for d in range(x.ndim) if d not in axes]
+        blocks = np.transpose(x, kept + sorted(axes)).reshape([x.shape[d] for d in kept] + [-1])
+        if decreasing:
+            blocks = blocks[..., ::-1]
+        # np.argmin/np.argmax return the first extreme, NaN counting as one (the first NaN), -0 and +0 tied.
+        index = (np.argmin if function is F.ARGMIN else np.argmax)(blocks, axis=-1)
+        if decreasing:
+            index = blocks.shape[-1] - 1 - index
+        return np.expand_dims(index.astype(np.int64), tuple(axes))
+    if function in (F.MIN, F.MAX):
+        extreme = (np.min if function is F.MIN else np.max)(x, axis=axes, keepdims=True)
+        if x.dtype.kind == "f":
+            # np.min/np.max may return either zero when -0 and +0 tie; IEEE minimum/maximum order -0 below +0.
+            zero_sign = np.any(np.signbit(x) & (x == 0), axis=axes, keepdims=True)
+            if function is F.MAX:
+                zero_sign = ~np.any(~np.signbit(x) & (x == 0), axis=axes, keepdims=True)
+            extreme = np.where(extreme == 0, np.where(zero_sign, -0.0, 0.0).astype(x.dtype), extreme)
+        return cast(FlatArray, extreme)
+    if x.dtype.kind != "f":  # integers: SUM, MULTIPLY, L1, SUM_SQUARE, wrapping in their own type
+        values = {F.L1: np.abs(x), F.SUM_SQUARE: x * x}.get(function, x)
+        if function is F.MULTIPLY:
+            return cast(FlatArray, np.prod(values, axis=axes, dtype=x.dtype, keepdims=True))
+        return cast(FlatArray, np.sum(values, axis=axes, dtype=x.dtype, keepdims=True))
+    wide = x.astype(np.float64)
+    if function is F.LOG_SUM_EXP:
+        peak = np.max(wide, axis=axes, keepdims=True)
+        shift = np.where(np.isfinite(peak), peak, 0.0)  # an infinite peak (or NaN) gives what the math gives
+        return cast(FlatArray, shift + np.log(np.sum(np.exp(wide - shift), axis=axes, keepdims=True)))
+    if function is F.MULTIPLY:
+        return cast(FlatArray, np.prod(wide, axis=axes, keepdims=True))
+    values = {F.L1: np.abs(wide), F.SUM_SQUARE: wide * wide, F.L2: wide * wide}.get(function, wide)
+    total = np.sum(values, axis=axes, keepdims=True, initial=-0.0)  # -0, IEEE's additive identity, keeps -0 sums
+    if function is F.AVERAGE:
+        return cast(FlatArray, total / (x.size // total.size))
+    if function is F.L2:
+        return cast(FlatArray, np.sqrt(total))
+    if function is F.LOG_SUM:
+        return cast(FlatArray, np.log(total))
+    return cast(FlatArray, total)
+
+
+def reduce_kernel(desc: ReduceOperatorDesc, decreasing: bool = False) -> Kernel:
+    source, result = desc.input_tensor, desc.output_tensor
+    axes = tuple(sorted(desc.axes))
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        x = tensor_view(source, cast(FlatArray, inputs[0]))
+        with np.errstate(all="ignore"):  # overflow, inf - inf, log 0: IEEE's results, as the numba kernels give
+            values = _reduce(desc.function, x, axes, decreasing)
+            tensor_view(result, outputs[0])[...] = values.astype(result.data_type.numpy_dtype)
+
+    return kernel
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    if isinstance(desc, ArgMinOperatorDesc | ArgMaxOperatorDesc):
+        return reduce_kernel(desc.reduce_equivalent(), desc.decreasing)
+    return reduce_kernel(cast(ReduceOperatorDesc, desc))
+
+
