@@ -43,13 +43,10 @@ EVERY_BACKEND = {
     "test_mean_variance_normalization", "test_activation_standalone",
 }
 
-#: Of those, the modules whose operators also have the cpu backend's NumPy small-tensor kernels
-#: (backends/cpu/small): they run a third time, `cpu-small`, with every descriptor on those kernels, while `cpu`
-#: runs every descriptor on numba's, so that the two kinds of kernel pass the same tests.
-SMALL_KERNELS_TOO = EVERY_BACKEND - {
-    "test_mean_variance_normalization1", "test_activations", "test_mean_variance_normalization",
-    "test_activation_standalone", "test_gpu",
-}
+#: Of those, the modules whose operators also have the cpu backend's small-tensor kernels (backends/cpu/small), all
+#: but test_gpu: they run a third time, `cpu-small`, with every descriptor on those kernels, while `cpu` runs every
+#: descriptor on numba's, so that the two kinds of kernel pass the same tests.
+SMALL_KERNELS_TOO = EVERY_BACKEND - {"test_gpu"}
 
 
 def gpu_adapter_missing() -> str | None:
@@ -83,7 +80,8 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     import opendml.device
 
     if hasattr(request, "param"):
-        monkeypatch.setattr(opendml.backends.cpu, "SMALL_TENSOR_ELEMENTS", 2**62 if name == "cpu-small" else 0)
+        for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS"):
+            monkeypatch.setattr(opendml.backends.cpu, limit, 2**62 if name == "cpu-small" else 0)
     name = "cpu" if name == "cpu-small" else name
     monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", name)
     return name

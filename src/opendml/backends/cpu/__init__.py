@@ -19,16 +19,28 @@ from ...types import DataType, ExecutionFlags
 from .. import KERNEL_MODULES, DeviceMemory, HostBuffer, Kernel, host_buffer
 
 #: Descriptors whose every tensor has at most this many elements run the NumPy kernels of `small/` (where the operator
-#: has one). Tests set it to 0 (numba's kernels always) or to a huge value (NumPy's always) to run both.
+#: has one). Tests set the limits to 0 (numba's kernels always) or to a huge value (the small ones always) to run both.
 SMALL_TENSOR_ELEMENTS = 1024
-#: The operators (their KERNEL_MODULES names) that have a NumPy kernel in `small/`.
-SMALL_KERNEL_MODULES = frozenset({"reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1"})
+#: The same for the activations and MEAN_VARIANCE_NORMALIZATION(1), whose small kernels run the activation formulas
+#: in the interpreter (a few microseconds per element; numba's kernels take nanoseconds once loaded).
+INTERPRETED_TENSOR_ELEMENTS = 128
+#: The operators (their KERNEL_MODULES names) that have a small-tensor kernel in `small/`, and the limit of each.
+SMALL_KERNEL_MODULES = {
+    **dict.fromkeys(("reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1"),
+                    "SMALL_TENSOR_ELEMENTS"),
+    **dict.fromkeys(("activations", "mean_variance_normalization", "mean_variance_normalization1"),
+                    "INTERPRETED_TENSOR_ELEMENTS"),
+}
 
 
-def is_small(desc: OperatorDesc) -> bool:
-    """Whether every tensor of `desc` has at most SMALL_TENSOR_ELEMENTS elements."""
+def is_small(desc: OperatorDesc, module_name: str) -> bool:
+    """Whether `desc` runs a small-tensor kernel: its operator has one and every tensor is within its limit."""
+    limit_name = SMALL_KERNEL_MODULES.get(module_name)
+    if limit_name is None:
+        return False
+    limit: int = globals()[limit_name]
     tensors = [tensor for _, tensor in desc.input_slots() + desc.output_slots() if tensor is not None]
-    return all(tensor.element_count <= SMALL_TENSOR_ELEMENTS for tensor in tensors)
+    return all(tensor.element_count <= limit for tensor in tensors)
 
 
 class CpuBackend:
@@ -55,7 +67,7 @@ class CpuBackend:
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
         package = __name__
-        if module_name in SMALL_KERNEL_MODULES and is_small(desc):
+        if is_small(desc, module_name):
             package = f"{__name__}.small"
         module = importlib.import_module(f"{package}.{module_name}")
         kernel: Kernel = module.compile_kernel(desc, flags, debug)

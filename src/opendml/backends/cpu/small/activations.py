@@ -1,0 +1,79 @@
+"""The standalone activations on small tensors, with the formulas of backends/cpu/activations.py: its
+`_activate_store` (FLOAT32 and FLOAT16) and `_integer_store` (RELU and SHRINK on integers, IntegerShrink's plan),
+the very source numba compiles for large tensors, run by the Python interpreter (small/interpreted.py) over the
+logical elements. FLOAT16 is widened exactly to FLOAT32 and the result rounded once, as DECISIONS 17 says. The
+input is read whole before anything is written, so in-place dispatches need no care."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from ....ops.activations import ActivationOperatorDesc, IntegerShrink
+from ....ops.base import OperatorDesc
+from ....types import ExecutionFlags, OperatorType
+from ... import Kernel
+from .. import activations as formulas
+from ..float16 import NATIVE_TAG
+from . import FlatArray, tensor_view
+from .interpreted import interpreted
+
+
+def _load(x: FlatArray, i: int, tag: Any) -> Any:
+    return x[i]
+
+
+def _store(y: FlatArray, i: int, v: Any, tag: Any) -> None:
+    y[i] = v
+
+
+def _nothing() -> None:
+    pass
+
+
+def _namespace() -> dict[str, Any]:
+    # The loads and stores of the interpreted formulas see FLOAT32 arrays only (FLOAT16 is converted around them).
+    return interpreted(formulas, (("_load", _load), ("_store", _store), ("prefer_wide_vectors", _nothing)))
+
+
+def parameters(activation: ActivationOperatorDesc) -> tuple[np.float32, np.float32]:
+    """The activation's two parameters (0 where it has fewer), rounded to FLOAT32 as DML receives FLOAT fields."""
+    values = [*activation.parameters().values(), 0.0, 0.0]
+    return np.float32(values[0]), np.float32(values[1])
+
+
+def activate(activation: ActivationOperatorDesc, values: FlatArray) -> FlatArray:
+    """The FLOAT32 activation of FLOAT32 `values` (any shape), by the formulas numba compiles."""
+    flat = np.ascontiguousarray(values, np.float32).reshape(-1)
+    result = np.empty_like(flat)
+    p1, p2 = parameters(activation)
+    with np.errstate(all="ignore"):  # overflow to infinity and the like: the formulas' IEEE results
+        _namespace()["_activate_store"](int(activation.OPERATOR_TYPE), p1, p2, flat, 0, flat.size, result, 0,
+                                        NATIVE_TAG)
+    return result.reshape(np.shape(values))
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    activation = cast(ActivationOperatorDesc, desc)
+    source, target = activation.input_tensor, activation.output_tensor
+    assert source is not None and target is not None
+    integer = not source.data_type.is_float
+    plan = np.zeros(20, np.int64)
+    if integer and activation.OPERATOR_TYPE is OperatorType.ACTIVATION_SHRINK:
+        bias, threshold = parameters(activation)  # SHRINK's parameters in struct order
+        plan[:] = IntegerShrink.of(float(bias), float(threshold), source.data_type).words()
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        x = tensor_view(source, cast(FlatArray, inputs[0]))
+        if integer:
+            flat = x.reshape(-1)  # a copy where the strides need one; the result goes through its own array
+            result = np.empty(flat.size, flat.dtype)
+            _namespace()["_integer_store"](int(activation.OPERATOR_TYPE), plan, flat, 0, 1, result, 0, 1, flat.size)
+        else:
+            result = activate(activation, x.astype(np.float32))
+        with np.errstate(over="ignore"):  # a FLOAT32 result beyond FLOAT16's range rounds to infinity
+            tensor_view(target, outputs[0])[...] = result.reshape(x.shape).astype(target.data_type.numpy_dtype)
+
+    return kernel
