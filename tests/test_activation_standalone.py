@@ -331,7 +331,8 @@ def test_bad_descriptors(case_id: str, build: Callable[[], dml.OperatorDesc], le
     (lambda: dml.ActivationShrinkOperatorDesc(0.0, math.nan, input_tensor=T(F32, [4]), output_tensor=T(F32, [4])),
      r"DML_OPERATOR_ACTIVATION_SHRINK: Threshold is nan; it must be a finite FLOAT"),
     (lambda: dml.ActivationReluOperatorDesc(input_tensor=T(F32, [4]), output_tensor=np.zeros(4)),
-     r"DML_OPERATOR_ACTIVATION_RELU: OutputTensor is ndarray; it must be a TensorDesc"),
+     r"DML_OPERATOR_ACTIVATION_RELU: OutputTensor is \[0.0, 0.0, 0.0, 0.0\] \(1-d ndarray of float64\); it must "
+     r"be a TensorDesc$"),
 ])
 def test_bad_fields(build: Callable[[], object], message: str) -> None:
     with pytest.raises(dml.ValidationError, match=message):

@@ -125,7 +125,7 @@ def test_parameter_rules_are_data() -> None:
     (lambda: dml.ActivationLinearOperatorDesc(1.0, 1e39), r"Beta is 1e\+39; it must be a finite FLOAT"),
     (lambda: dml.ActivationShrinkOperatorDesc(bias=True), r"Bias is True; it must be a number"),
     (lambda: dml.ActivationSoftplusOperatorDesc("2"), r"Steepness is '2'; it must be a number"),
-    (lambda: dml.ActivationReluOperatorDesc(input_tensor=[1, 2]), r"InputTensor is list; it must be a TensorDesc"),
+    (lambda: dml.ActivationReluOperatorDesc(input_tensor=[1, 2]), r"InputTensor is \[1, 2\]; it must be a TensorDesc$"),
 ])
 def test_bad_parameters(build: Callable[[], object], message: str) -> None:
     with pytest.raises(dml.ValidationError, match=message):

@@ -168,8 +168,7 @@ def test_json_field_reads_as_the_enum() -> None:
     for value in ("DML_AXIS_DIRECTION_DECREASING", "DECREASING", 1):
         desc = read_operator_desc("d", ArgMaxOperatorDesc, {**spec, "AxisDirection": value})
         assert desc.axis_direction is AxisDirection.DECREASING
-    with pytest.raises(ModelError, match=r"d.AxisDirection: AxisDirection: 'DML_AXIS_DIRECTION_UP' is not one of "
-                                         r"INCREASING, DECREASING"):
+    with pytest.raises(ModelError, match=r"d.AxisDirection: .*'DML_AXIS_DIRECTION_UP'.*INCREASING, DECREASING"):
         read_operator_desc("d", ArgMaxOperatorDesc, {**spec, "AxisDirection": "DML_AXIS_DIRECTION_UP"})
 
 
@@ -299,9 +298,9 @@ def test_bad_descriptors(operator: str, input_tensor: dml.TensorDesc, output_ten
     (lambda: ArgMaxOperatorDesc(T(F32, [3]), T("UINT32", [1]), [0], dml.ReduceFunction.ARGMAX),
      r"DML_OPERATOR_ARGMAX: AxisDirection is <ReduceFunction.ARGMAX: 0>; it must be one of"),
     (lambda: ArgMaxOperatorDesc([3, 3], T("UINT32", [1]), [0]),  # type: ignore[arg-type]
-     r"DML_OPERATOR_ARGMAX: InputTensor is list; it must be a TensorDesc"),
+     r"DML_OPERATOR_ARGMAX: InputTensor is \[3, 3\]; it must be a TensorDesc$"),
     (lambda: ArgMinOperatorDesc(T(F32, [3]), "UINT32", [0]),  # type: ignore[arg-type]
-     r"DML_OPERATOR_ARGMIN: OutputTensor is str; it must be a TensorDesc"),
+     r"DML_OPERATOR_ARGMIN: OutputTensor is 'UINT32'; it must be a TensorDesc$"),
     (lambda: ArgMinOperatorDesc(T(F32, [3]), T("UINT32", [1]), [-1]),
      r"DML_OPERATOR_ARGMIN: Axes\[0\] is -1; it must be an integer in \[0, 2\^32\)"),
     (lambda: ArgMaxOperatorDesc(T(F32, [3]), T("UINT32", [1]), 0),  # type: ignore[arg-type]

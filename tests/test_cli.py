@@ -1,13 +1,22 @@
-"""The `opendml` command line, run as a user would (a subprocess): examples, initializers, files, broken models."""
+"""The `opendml` command line, run as a user would (a subprocess) or in-process (`run_cli`): examples, initializers,
+files, broken models; JSON numbers converted exactly or refused, files that are not regular refused, output escaped,
+bad option values refused (issue 15)."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import copy
+import io
 import json
+import os
 import pickle
 import re
+import signal
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +130,7 @@ def test_pickled_npy_is_refused(tmp_path: Path) -> None:
     model["resources"]["input"] = {"initialValues": {"sourcePath": "evil.npy"}}
     result = opendml("dispatch", _write(tmp_path, model))
     assert result.returncode == 2
-    assert re.fullmatch(r"error: resources\.input\.initialValues\.sourcePath: cannot load evil\.npy: .*pickle.*\n",
+    assert re.fullmatch(r"error: resources\.input\.initialValues\.sourcePath: cannot load 'evil\.npy': .*pickl.*\n",
                         result.stderr)
 
 
@@ -154,23 +163,23 @@ BROKEN_MODELS: list[tuple[str, Any, str]] = [
     ("resource too small", lambda m: m["resources"]["output"]["initialValues"].__setitem__("valueCount", 2),
      r"commands\[0\]\.bindings\.OutputTensor: binding needs bytes \[0, 12\) but the buffer holds 8 bytes"),
     ("wrong enum name", lambda m: _desc(m).__setitem__("Function", "DML_REDUCE_FUNCTION_MEAN"),
-     r"dispatchables\.sum\.desc\.Function: ReduceFunction: 'DML_REDUCE_FUNCTION_MEAN' is not one of ARGMAX"),
+     r"dispatchables\.sum\.desc\.Function: ReduceFunction is 'DML_REDUCE_FUNCTION_MEAN'; it must be one of ARGMAX"),
     ("wrong data type name", lambda m: _desc(m)["InputTensor"].__setitem__("DataType", "FLOAT8"),
-     r"dispatchables\.sum\.desc\.InputTensor\.DataType: DataType: 'FLOAT8' is not one of UNKNOWN, FLOAT32"),
+     r"dispatchables\.sum\.desc\.InputTensor\.DataType: DataType is 'FLOAT8'; it must be one of UNKNOWN, FLOAT32"),
     ("unknown dispatchable", lambda m: m["commands"][0].__setitem__("dispatchable", "mean"),
      r"commands\[0\]\.dispatchable: 'mean' is not a dispatchable of this model"),
     ("unknown command", lambda m: m["commands"].append({"type": "launch"}),
      r"commands\[3\]\.type: 'launch' is not a command; use dispatch, print or writeFile"),
     ("value out of range", lambda m: m["resources"].__setitem__(
         "x", {"initialValuesDataType": "UINT8", "initialValues": [256]}),
-     r"resources\.x\.initialValues: 256 does not fit uint8 \(0 to 255\)"),
+     r"resources\.x\.initialValues\[0\]: 256; it must be an integer in \[0, 255\] \(UINT8\)"),
     ("size smaller than data", lambda m: m["resources"]["input"].__setitem__("sizeInBytes", 8),
      r"resources\.input\.sizeInBytes: 8 is smaller than the initial data \(36 bytes including the offset\)"),
     ("sizeInBytes over the memory limit", lambda m: m["resources"]["output"].__setitem__("sizeInBytes", 10 << 30),
      r"resources\.output\.sizeInBytes: 10737418240 bytes would exceed the memory limit"),
     ("path outside the model's folder", lambda m: m["resources"].__setitem__(
         "input", {"initialValues": {"sourcePath": "../../etc/passwd.npy"}}),
-     r"resources\.input\.initialValues\.sourcePath: \.\./\.\./etc/passwd\.npy is outside the model's folder; pass "
+     r"resources\.input\.initialValues\.sourcePath: '\.\./\.\./etc/passwd\.npy' is outside the model's folder; pass "
      r"--allow-outside-paths to allow it"),
     ("missing top-level key", lambda m: m.pop("commands"), r"commands: is missing"),
     ("feature level too low", lambda m: [_desc(m)[t].__setitem__("DataType", "INT64")
@@ -203,9 +212,11 @@ def test_bad_json_and_missing_file(tmp_path: Path) -> None:
 def test_bad_options() -> None:
     result = opendml("dispatch", "--feature-level", "9_9", EXAMPLES / "dml_reduce.json")
     assert result.returncode == 2
-    assert result.stderr.startswith("error: argument --feature-level: FeatureLevel: '9_9' is not a DML feature level")
+    assert result.stderr.startswith("error: argument --feature-level: FeatureLevel is '9_9'; it must be one of 1_0, ")
     result = opendml("dispatch", "--dispatch-iterations", "many", EXAMPLES / "dml_reduce.json")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (result.returncode, result.stderr) == (2, "error: argument -i/--dispatch-iterations/--dispatch_iterations: "
+                                                     "'many' is not an integer in [1, 4294967295] (see opendml "
+                                                     "dispatch --help)\n")
 
 
 def test_timing_output() -> None:
@@ -442,3 +453,395 @@ def test_ops_on_the_gpu_backend(gpu: None) -> None:
             in result.stdout.splitlines())
     result = opendml("ops", "ONE_HOT", "--backend", "cpu")
     assert result.stdout == on_cpu.stdout.replace("at feature level 6_4:", "at feature level 6_4 on the cpu backend:")
+
+
+# -- hostile input: JSON numbers, files that are not regular, escaped output, options (issue 15) ----------------------
+
+
+class Hang(BaseException):
+    """A run took too long: a BaseException, so that no `except OSError` (TimeoutError is one) or `except Exception`
+    in the code under test can turn it into an ordinary error."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """Fails a run that takes longer than `seconds` (a hang, e.g. on a FIFO) instead of waiting for it forever."""
+    def expired(signum: int, frame: Any) -> None:
+        raise Hang(f"the run took more than {seconds} s: it hangs")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_cli(*arguments: str | Path, seconds: int = 120) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `opendml.cli.main` in-process (argparse's SystemExit is a status too)."""
+    from opendml.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), deadline(seconds):
+        try:
+            status = main([str(argument) for argument in arguments])
+        except SystemExit as exit_:
+            status = exit_.code if isinstance(exit_.code, int) else 2
+    return status, out.getvalue(), err.getvalue()
+
+
+def _one_resource(tmp_path: Path, resource: Any, name: str = "r", text: str | None = None) -> Path:
+    """A model of one resource, printed; `text` replaces the resource's JSON (numbers json cannot write)."""
+    model = {"resources": {name: resource}, "dispatchables": {}, "commands": [{"type": "print", "resource": name}]}
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model).replace('"TEXT"', text or '"TEXT"'))
+    return path
+
+
+@pytest.mark.parametrize(("values", "data_type", "expected"), [
+    # The issue's example: a descending UINT8 sequence that fits is computed in the resource's own type.
+    ({"valueCount": 5, "valueStart": 10, "valueDelta": -1}, "UINT8", "10, 9, 8, 7, 6, 0, 0, 0"),
+    ({"valueCount": 3, "valueStart": -2**63, "valueDelta": 2**63 - 1}, "INT64",
+     "-9223372036854775808, -1, 9223372036854775806"),
+    ({"valueCount": 2, "valueStart": 2**64 - 1, "valueDelta": -(2**64 - 1)}, "UINT64", "18446744073709551615, 0"),
+    ({"valueCount": 3, "valueStart": 0, "valueDelta": 0}, "UINT16", "0, 0, 0, 0"),
+    ({"valueCount": 0, "valueStart": 255, "valueDelta": 255}, "UINT8", ""),
+    # Floats are rounded to the nearest value of the type: 65519 to FLOAT16's largest, 1e-400 to 0, -0.0 kept.
+    ([65519, -0.0, 1e-400, 6e-8], "FLOAT16", "65504, -0, 0, 5.96046e-08"),
+    (["NaN", "INF", "-inf", "+inf"], "FLOAT32", "nan, inf, -inf, inf"),
+    ({"valueCount": 3, "valueStart": "-inf", "valueDelta": 1}, "FLOAT64", "-inf, -inf, -inf"),
+    ({"valueCount": 2, "value": 18446744073709551615}, "UINT64", "18446744073709551615, 18446744073709551615"),
+])
+def test_json_numbers_converted_exactly(tmp_path: Path, values: Any, data_type: str, expected: str) -> None:
+    model = _one_resource(tmp_path, {"initialValuesDataType": data_type, "initialValues": values})
+    assert run_cli("dispatch", model) == (0, f"Resource 'r': {expected}\n", "")
+
+
+BIG = "1" * 4301                     # more digits than Python's int() takes from text
+LEAKY = {"DataType": "FLOAT32", "Sizes": [2]}
+
+# (initialValuesDataType, the resource's initialValues as JSON text, the whole error line)
+REFUSED_NUMBERS = [
+    ("FLOAT32", "[1e400]", r"resources\.r\.initialValues\[0\]: 1e400 is beyond the range of every DML data type "
+                           r"\(float64 holds magnitudes up to 1\.8e308\)"),
+    ("UINT64", f"[{BIG}]", r"resources\.r\.initialValues\[0\]: 1111111111\.\.\.111111 \(4301 digits\) is beyond the "
+                           r"range of every DML data type \(float64 holds magnitudes up to 1\.8e308\)"),
+    ("FLOAT16", "[1, 70000]", r"resources\.r\.initialValues\[1\]: 70000\.0 is beyond FLOAT16's range; it must be a "
+                              r"number of magnitude at most 65504, \"nan\", \"inf\" or \"-inf\""),
+    ("FLOAT32", '{"valueCount": 2, "value": 1e39}', r"resources\.r\.initialValues\.value: 1e\+39 is beyond "
+                                                    r"FLOAT32's range; it must be a number of magnitude at most "
+                                                    r"3\.4028235e\+38, \"nan\", \"inf\" or \"-inf\""),
+    ("FLOAT64", '{"valueCount": 3, "valueStart": 1e308, "valueDelta": 1e308}',
+     r"resources\.r\.initialValues: element 1 of the sequence, 1e\+308 \+ 1 \* 1e\+308, is beyond FLOAT64's range; "
+     r"it must be a number of magnitude at most 1\.7976931e\+308, \"nan\", \"inf\" or \"-inf\""),
+    ("FLOAT32", f'[{"1" + "0" * 309}]', r"resources\.r\.initialValues\[0\]: 1\.000e\+309 \(an int of 310 digits\); "
+                                        r"it must be a FLOAT32: a number within its range, \"inf\" or \"-inf\""),
+    ("FLOAT32", '[[1]]', r"resources\.r\.initialValues\[0\]: \[1\]; it must be a number, \"nan\", \"inf\" or "
+                         r"\"-inf\" \(FLOAT32\)"),
+    ("INT8", "[2.0]", r"resources\.r\.initialValues\[0\]: 2\.0; it must be an integer in \[-128, 127\] \(INT8\)"),
+    ("UINT8", '{"valueCount": 5, "valueStart": 3, "valueDelta": -1}',
+     r"resources\.r\.initialValues: element 4 of the sequence is -1; it must be an integer in \[0, 255\] \(UINT8\) "
+     r"\(valueStart 3, valueDelta -1, valueCount 5\)"),
+    ("INT8", '{"valueCount": 200, "valueStart": 0, "valueDelta": 1}',
+     r"resources\.r\.initialValues: element 128 of the sequence is 128; it must be an integer in \[-128, 127\] "
+     r"\(INT8\) \(valueStart 0, valueDelta 1, valueCount 200\)"),
+    ("UINT8", '{"valueCount": 2, "valueStart": 0, "valueDelta": 256}',
+     r"resources\.r\.initialValues\.valueDelta: 256; it must be an integer in \[-255, 255\] \(a step between two "
+     r"UINT8 values\)"),
+    ("UINT32", '{"valueCount": 1, "valueStart": -1, "valueDelta": 0}',
+     r"resources\.r\.initialValues\.valueStart: -1; it must be an integer in \[0, 2\^32\) \(UINT32\)"),
+    ("UINT8", '{"valueCount": 2.0, "value": 1}', r"resources\.r\.initialValues\.valueCount: must be an integer; got "
+                                                 r"a number"),
+]
+
+
+@pytest.mark.parametrize(("data_type", "text", "message"), REFUSED_NUMBERS)
+def test_json_numbers_refused(tmp_path: Path, data_type: str, text: str, message: str) -> None:
+    model = _one_resource(tmp_path, {"initialValuesDataType": data_type, "initialValues": "TEXT"}, text=text)
+    status, stdout, stderr = run_cli("dispatch", model)
+    assert (status, stdout) == (2, "")
+    assert re.fullmatch(f"error: {message}\n", stderr), stderr
+
+
+def _leaky_model(tmp_path: Path, **fields: Any) -> Path:
+    """A standalone LEAKY_RELU model whose desc fields are `fields` (JSON text for the key "TEXT")."""
+    desc = {"InputTensor": LEAKY, "OutputTensor": LEAKY, "Alpha": 0.5, **fields}
+    model = {"resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [-2, 2]}},
+             "dispatchables": {"leaky": {"type": "ACTIVATION_LEAKY_RELU", "desc": desc}},
+             "commands": [{"type": "dispatch", "dispatchable": "leaky",
+                           "bindings": {"InputTensor": "x", "OutputTensor": "x"}}, {"type": "print", "resource": "x"}]}
+    path = tmp_path / "leaky.json"
+    path.write_text(json.dumps(model))
+    return path
+
+
+@pytest.mark.parametrize(("field", "text", "message"), [
+    ("Alpha", "1" + "0" * 309, r"Alpha: 1\.000e\+309 \(an int of 310 digits\); it must be a FLOAT: a number within "
+                               r"its range, \"inf\" or \"-inf\""),
+    ("Alpha", "1e400", r"Alpha: 1e400 is beyond the range of every DML data type \(float64 holds magnitudes up to "
+                       r"1\.8e308\)"),
+    ("Alpha", "1e39", r"Alpha: 1e\+39; it must be a finite FLOAT \(magnitude at most 3\.40282e\+38\)"),
+    ("Alpha", '"abc"', r"Alpha: 'abc'; it must be a number, \"nan\", \"inf\" or \"-inf\" \(FLOAT\)"),
+    ("Alpha", '"inf"', r"Alpha: inf; it must be a finite FLOAT \(magnitude at most 3\.40282e\+38\)"),
+    ("Alpha", "true", r"Alpha: True; it must be a number, \"nan\", \"inf\" or \"-inf\" \(FLOAT\)"),
+    ("InputTensor", '{"DataType": "FLOAT32", "Sizes": [2.0]}', r"InputTensor\.Sizes\[0\]: 2\.0; it must be an "
+                                                               r"integer in \[0, 2\^32\)"),
+    ("InputTensor", '{"DataType": "FLOAT32", "Sizes": [2], "TotalTensorSizeInBytes": 18446744073709551616}',
+     r"InputTensor\.TotalTensorSizeInBytes: 18446744073709551616; it must be an integer in \[0, 2\^64\)"),
+])
+def test_json_desc_fields_refused(tmp_path: Path, field: str, text: str, message: str) -> None:
+    model = _leaky_model(tmp_path, **{field: "TEXT"})
+    model.write_text(model.read_text().replace('"TEXT"', text))
+    status, _, stderr = run_cli("dispatch", model)
+    assert status == 2 and re.fullmatch(f"error: dispatchables\\.leaky\\.desc\\.{message}\n", stderr), stderr
+
+
+def test_json_desc_float_field_rounds_to_nearest(tmp_path: Path) -> None:
+    # Alpha 0.1 is the nearest FLOAT to 0.1 in the kernels; -2 * 0.1 in float32 prints as -0.2.
+    assert run_cli("dispatch", _leaky_model(tmp_path, Alpha=0.1)) == (0, "Resource 'x': -0.2, 2\n", "")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda m: m["commands"][0].__setitem__("threadGroupCount", [1, 1]),
+     r"commands\[0\]\.threadGroupCount: has 2 values; it must have 3"),
+    (lambda m: m["commands"][1].__setitem__("verbose", "yes"), r"commands\[1\]\.verbose: 'yes'; it must be true or "
+                                                                r"false"),
+    (lambda m: m["commands"][0]["bindings"].__setitem__("InputTensor", {"name": "input", "offset": 4}),
+     r"commands\[0\]\.bindings\.InputTensor\.offset: unknown field; expected one of counter, counterOffsetBytes, "
+     r"elementCount, elementOffset, elementSizeInBytes, elementStride, format, name, shape"),
+    (lambda m: m["commands"][0]["bindings"].__setitem__("InputTensor", {"name": "input", "format": 5}),
+     r"commands\[0\]\.bindings\.InputTensor\.format: 5; it must be a string"),
+    (lambda m: m["commands"][0]["bindings"].__setitem__("InputTensor", {"name": "input", "shape": [1.5]}),
+     r"commands\[0\]\.bindings\.InputTensor\.shape\[0\]: 1\.5; it must be an integer in \[-2\^63, 2\^63\) \(INT64\)"),
+    (lambda m: m["commands"][0]["bindings"].__setitem__("InputTensor", {"name": "input", "elementOffset": -1}),
+     r"commands\[0\]\.bindings\.InputTensor\.elementOffset: -1; it must be an integer in \[0, 2\^64\)"),
+    (lambda m: m["dispatchables"]["sum"].__setitem__("dmlCompileType", "x" * 1000),
+     r"dispatchables\.sum\.dmlCompileType: 'x{60}\.\.\.' \(1000 characters\); it must be DmlCompileOp or "
+     r"DmlCompileGraph"),
+    (lambda m: m.__setitem__("extra", 1), r"extra: unknown field; expected one of \$schema, commands, dispatchables, "
+                                          r"resources"),
+    (lambda m: m["resources"]["output"].__setitem__("sizeInBytes", 12.0),
+     r"resources\.output\.sizeInBytes: 12\.0; it must be an integer in \[0, 2\^64\)"),
+])
+def test_json_fields_refused(tmp_path: Path, change: Any, message: str) -> None:
+    status, _, stderr = run_cli("dispatch", _write(tmp_path, _mutated(change)))
+    assert status == 2 and re.fullmatch(f"error: {message}\n", stderr), stderr
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 100 + "]" * 100, r"(\[0\]){65}: nests more than 64 levels deep in .*model\.json; a model needs far fewer"),
+    ('{"a": ' * 100_000 + "1" + "}" * 100_000, r".*model\.json nests too deeply \(a model may nest at most 64 "
+                                               r"levels\)"),
+    ("[" * 100_000 + "]" * 100_000, r".*model\.json nests too deeply \(a model may nest at most 64 levels\)"),
+    ("-1e400", r".*model\.json holds only -1e400, a number beyond every DML data type's range"),
+    ('{"resources": {"r": ' + "9" * 100_000 + "}}", r"resources\.r: 9999999999\.\.\.999999 \(100000 digits\) is "
+                                                    r"beyond the range of every DML data type .*"),
+])
+def test_json_documents_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "model.json"
+    path.write_text(text)
+    status, _, stderr = run_cli("dispatch", path)
+    assert status == 2 and re.fullmatch(f"error: {message}\n", stderr), stderr
+
+
+def test_model_file_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "model.json"
+    path.write_bytes(b'{"resources": "\xff"}')
+    assert run_cli("dispatch", path) == (2, "", f"error: {path} is not UTF-8 text\n")
+
+
+# -- files: regular files only ----------------------------------------------------------------------------------------
+
+
+def test_fifo_source_path_and_model_are_refused_without_hanging(tmp_path: Path) -> None:
+    """A FIFO would block a reader forever: refused before it is opened (a subprocess with a timeout, so that a
+    regression fails rather than hangs)."""
+    os.mkfifo(tmp_path / "pipe.npy")
+    os.mkfifo(tmp_path / "pipe.json")
+    model = _reduce_model()
+    model["resources"]["input"] = {"initialValues": {"sourcePath": "pipe.npy"}}
+    result = subprocess.run([sys.executable, "-m", "opendml.cli", "dispatch", str(_write(tmp_path, model))],
+                            capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("error: resources.input.initialValues.sourcePath: 'pipe.npy' is a FIFO (named pipe), not "
+                             "a regular file; only regular files are read\n")
+    result = subprocess.run([sys.executable, "-m", "opendml.cli", "validate", str(tmp_path / "pipe.json")],
+                            capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (2, f"error: {tmp_path / 'pipe.json'} is a FIFO (named pipe), not a "
+                                                     f"regular file; only regular files are read\n")
+
+
+def test_directories_devices_and_sockets_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "folder.npy").mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "socket.bin"))
+    (tmp_path / "zero.bin").symlink_to("/dev/zero")
+    try:
+        for source, kind, extra in (("folder.npy", "a directory", []), ("socket.bin", "a socket", []),
+                                    ("zero.bin", "a character device", ["--allow-outside-paths"])):
+            model = _reduce_model()
+            model["resources"]["input"] = {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": source}}
+            status, _, stderr = run_cli("dispatch", _write(tmp_path, model), *extra)
+            assert (status, stderr) == (2, f"error: resources.input.initialValues.sourcePath: '{source}' is {kind}, "
+                                           f"not a regular file; only regular files are read\n")
+    finally:
+        server.close()
+    for path, kind in ((tmp_path, "a directory"), (Path("/dev/null"), "a character device")):
+        assert run_cli("dispatch", path) == (2, "", f"error: {path} is {kind}, not a regular file; only regular files "
+                                                    f"are read\n")
+
+
+@pytest.mark.parametrize(("swap", "kind"), [("fifo", "a FIFO (named pipe)"), ("device", "a character device")])
+def test_file_swapped_between_the_check_and_the_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str,
+                                                      kind: str) -> None:
+    """The path checked with stat is replaced before it is opened: the open descriptor's fstat tells, and a FIFO
+    opened there does not block (O_NONBLOCK)."""
+    from opendml.model import files
+
+    np.save(tmp_path / "input.npy", np.arange(9, dtype=np.float32))
+    real_open = os.open
+
+    def swapping_open(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith("input.npy"):
+            os.unlink(path)
+            if swap == "fifo":
+                os.mkfifo(path)
+            else:
+                os.symlink("/dev/zero", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(files.os, "open", swapping_open)
+    model = _reduce_model()
+    model["resources"]["input"] = {"initialValues": {"sourcePath": "input.npy"}}
+    status, _, stderr = run_cli("dispatch", _write(tmp_path, model), seconds=60)
+    assert (status, stderr) == (2, f"error: resources.input.initialValues.sourcePath: 'input.npy' is {kind}, not a "
+                                   f"regular file; only regular files are read\n")
+
+
+def test_npy_headers_refused(tmp_path: Path) -> None:
+    def header(name: str, descr: str, shape: tuple[int, ...], version: bytes = b"\x01\x00") -> None:
+        with open(tmp_path / name, "wb") as stream:
+            np.lib.format.write_array_header_1_0(stream, {"descr": descr, "fortran_order": False, "shape": shape})
+            stream.write(b"\0" * 64)
+        data = bytearray((tmp_path / name).read_bytes())
+        data[6:8] = version
+        (tmp_path / name).write_bytes(bytes(data))
+
+    header("negative.npy", "<f4", (-1,))
+    header("quad.npy", "<f16", (2,))
+    header("future.npy", "<f4", (2,), b"\x09\x09")
+    for name, message in (("negative.npy", "cannot load 'negative.npy': its header declares the shape (-1,)"),
+                          ("quad.npy", "'quad.npy' holds float128 data; only arrays of a DML data type's numbers "
+                                       "load"),
+                          ("future.npy", "cannot load 'future.npy': .npy format version 9.9 is unknown")):
+        model = _reduce_model()
+        model["resources"]["input"] = {"initialValues": {"sourcePath": name}}
+        assert run_cli("dispatch", _write(tmp_path, model))[2] == (
+            f"error: resources.input.initialValues.sourcePath: {message}\n")
+
+
+def test_npy_files_load_in_every_layout(tmp_path: Path) -> None:
+    """Big-endian and Fortran-ordered arrays load as the logical array, flat in C order."""
+    np.save(tmp_path / "a.npy", np.arange(9, dtype=">f4").reshape(3, 3).T.copy(order="F"))
+    model = _reduce_model()
+    model["resources"]["input"] = {"initialValues": {"sourcePath": "a.npy"}}
+    status, stdout, _ = run_cli("dispatch", _write(tmp_path, model))
+    assert status == 0 and stdout.splitlines()[0] == "Resource 'input': 0, 3, 6, 1, 4, 7, 2, 5, 8"
+
+
+# -- output: escaped ----------------------------------------------------------------------------------------------
+
+
+def test_names_are_escaped_in_print_print_commands_and_errors(tmp_path: Path) -> None:
+    name = "\x1b[2J\x1b[Hfake\nline\u202e"
+    model = _reduce_model()
+    model["resources"][name] = model["resources"].pop("output")
+    model["commands"][0]["bindings"]["OutputTensor"] = name
+    model["commands"][2]["resource"] = name
+    status, stdout, stderr = run_cli("dispatch", "--print-commands", _write(tmp_path, model))
+    escaped = "\\x1b[2J\\x1b[Hfake\\nline\\u202e"
+    assert (status, stderr) == (0, "")
+    assert stdout.splitlines()[-2:] == [f"commands[2]: print {escaped}", f"Resource '{escaped}': 6, 15, 24"]
+    model["commands"].append({"type": "print", "resource": name + "\ud800"})
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(model))      # json writes the lone surrogate as \ud800
+    status, stdout, stderr = run_cli("dispatch", path)
+    assert (status, stdout) == (2, "")
+    assert stderr == f"error: commands[3].resource: '{escaped}\\ud800' is not a resource of this model\n"
+
+
+def test_printable() -> None:
+    from opendml.cli import printable
+
+    assert printable("plain text, é, 日本") == "plain text, é, 日本"
+    assert printable("\x1b[31m\x07\x00\x7f\x9b\u2028\u202e\ud800\U0001f600") == \
+        "\\x1b[31m\\x07\\x00\\x7f\\x9b\\u2028\\u202e\\ud800\U0001f600"
+    assert printable("é 日本 \U0001f600", "ascii") == "\\xe9 \\u65e5\\u672c \\U0001f600"
+    assert printable("é", "latin-1") == "é"
+
+
+def test_output_in_an_ascii_terminal(tmp_path: Path) -> None:
+    model = _reduce_model()
+    model["resources"]["é"] = model["resources"].pop("output")
+    model["commands"][0]["bindings"]["OutputTensor"] = "é"
+    model["commands"][2]["resource"] = "é"
+    result = subprocess.run([sys.executable, "-m", "opendml.cli", "dispatch", str(_write(tmp_path, model))],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "Resource '\\xe9': 6, 15, 24"
+
+
+# -- command-line options --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-memory", "inf", "'inf' must be a positive size like 512M or 4G"),
+    ("--max-memory", "nan", "'nan' must be a positive size like 512M or 4G"),
+    ("--max-memory", "-1", "'-1' must be a positive size like 512M or 4G"),
+    ("--max-memory", "0", "'0' must be a positive size like 512M or 4G"),
+    ("--max-memory", "1e400", "'1e400' is more than 2^64 - 1 bytes"),
+    ("--max-memory", "16777216T", "'16777216T' is more than 2^64 - 1 bytes"),
+    ("--max-memory", "0.1", "'0.1' is less than 1 byte"),
+    ("--max-memory", "lots", "'lots' is not a size like 512M or 4G"),
+    ("--max-memory", "9" * 5000, "'" + "9" * 60 + "...' (5000 characters) is more than 2^64 - 1 bytes"),
+    ("-i", "0", "'0' is not an integer in [1, 4294967295]"),
+    ("-i", "-3", "'-3' is not an integer in [1, 4294967295]"),
+    ("-i", "4294967296", "'4294967296' is not an integer in [1, 4294967295]"),
+    ("-i", "1e3", "'1e3' is not an integer in [1, 4294967295]"),
+    ("-w", "-1", "'-1' is not an integer in [0, 4294967295]"),
+    ("-w", "9" * 5000, "'" + "9" * 60 + "...' (5000 characters) is not an integer in [0, 4294967295]"),
+    ("-w", "\x1b[2J", "'\\x1b[2J' is not an integer in [0, 4294967295]"),
+])
+def test_bad_option_values(option: str, value: str, message: str) -> None:
+    status, stdout, stderr = run_cli("dispatch", option, value, EXAMPLES / "dml_reduce.json")
+    names = {"--max-memory": "--max-memory", "-i": "-i/--dispatch-iterations/--dispatch_iterations",
+             "-w": "-w/--warmup-samples/--warmup_samples"}
+    assert (status, stdout) == (2, "")
+    assert stderr == f"error: argument {names[option]}: {message} (see opendml dispatch --help)\n"
+
+
+def test_option_values_read_exactly() -> None:
+    from opendml.cli import build_parser
+
+    def parsed(*arguments: str) -> argparse.Namespace:
+        return build_parser().parse_args(["dispatch", "model.json", *arguments])
+
+    assert parsed("--max-memory", "1.5K").max_memory == 1536
+    assert parsed("--max-memory", "18446744073709551615").max_memory == 2**64 - 1     # exact: no float rounding
+    assert parsed("--max-memory", " 4gb ").max_memory == 4 << 30
+    assert parsed("-i", "4294967295", "-w", "0").dispatch_iterations == 2**32 - 1
+
+
+def test_unrecognized_arguments_are_escaped() -> None:
+    status, _, stderr = run_cli("dispatch", EXAMPLES / "dml_reduce.json", "\x1b[2J\udcff")
+    assert (status, stderr) == (2, "error: unrecognized arguments: \\x1b[2J\\udcff (see opendml --help)\n")
+
+
+def test_binding_element_size_zero_is_the_resources(tmp_path: Path) -> None:
+    """DxDispatch reads a binding's elementSizeInBytes 0 (its default) as the resource's element size."""
+    model = _reduce_model()
+    model["commands"][0]["bindings"]["InputTensor"] = {"name": "input", "elementSizeInBytes": 0, "elementOffset": 0,
+                                                       "elementCount": 9, "format": "R32_FLOAT", "shape": [9]}
+    assert run_cli("dispatch", _write(tmp_path, model))[1].splitlines()[-1] == "Resource 'output': 6, 15, 24"

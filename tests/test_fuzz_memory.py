@@ -179,6 +179,10 @@ def bindings_valid(compiled: dml.CompiledOperator, inputs: Any, outputs: Any) ->
     return True
 
 
+def _is_uint64(value: object) -> bool:
+    return type(value) is int and 0 <= value < 2**64
+
+
 @st.composite
 def adversarial_bindings(draw: st.DrawFn, compiled: dml.CompiledOperator) -> tuple[Any, Any]:
     desc = compiled.desc
@@ -191,7 +195,14 @@ def adversarial_bindings(draw: st.DrawFn, compiled: dml.CompiledOperator) -> tup
             return draw(st.sampled_from((None, (bytearray(64), 0), bytearray(64), "buffer")))
         total = tensor.total_tensor_size_in_bytes
         buffer = draw(adversarial_buffer(total))
-        return dml.Binding(buffer, offset=draw(OFFSETS), size=draw(SIZES))
+        offset, size = draw(OFFSETS), draw(SIZES)
+        try:
+            return dml.Binding(buffer, offset=offset, size=size)
+        except dml.ValidationError:
+            # DML_BUFFER_BINDING's Offset and SizeInBytes are UINT64s: a value no UINT64 holds is refused when the
+            # Binding is made (and only such a value), so the dispatch gets no Binding in that slot.
+            assert not (_is_uint64(offset) and (size is None or _is_uint64(size)))
+            return "a refused Binding"
 
     inputs: Any = [one(tensor) for _, tensor in desc.input_slots()]
     outputs: Any = [one(tensor) for _, tensor in desc.output_slots()]

@@ -2,7 +2,8 @@
 
 The example models (examples/models/*.json) are mutated: values of the wrong type, missing and extra keys, huge
 counts and sizes (10 GB sizeInBytes, 2^32 valueCount), deep nesting, sourcePath naming `../../etc/passwd`, absolute
-paths, a symbolic link out of the folder, a pickled .npy, a .npy whose header declares 40 GB, writeFile targets
+paths, a symbolic link out of the folder, a FIFO and a socket named like data files (a FIFO opened for reading
+would hang the run: an alarm fails it instead), a pickled .npy, a .npy whose header declares 40 GB, writeFile targets
 outside the output folder, names holding newlines. Whatever the model, `opendml dispatch` (and `validate`):
 
 - exits 0, or exits 2 with exactly one line on stderr (`error: ...`); never a traceback (an exception escaping
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from test_cli import EXPECTED
+from test_cli import EXPECTED, deadline
 
 from opendml.cli import main
 from opendml.model.reader import default_max_memory
@@ -106,11 +108,15 @@ def make_sandbox(root: Path) -> dict[str, Path]:
     (model / "garbage.npy").write_bytes(b"\x93NUMPY\x01\x00{'descr': '<f4', 'fortran_order': False, 'shape': (")
     (model / "link.npy").symlink_to(secret / "passwd.npy")
     (model / "subdir.npy").mkdir()
+    os.mkfifo(model / "fifo.npy")   # opening it for reading would block until a writer comes: never
+    with socket.socket(socket.AF_UNIX) as server:   # the socket file stays when the socket is closed
+        server.bind(str(model / "socket.npy"))
     return {"model": model, "out": out, "secret": secret}
 
 
 SOURCE_PATHS = ("data.npy", "data.bin", "./data.npy", "pickled.npy", "huge_header.npy", "big_endian.npy",
                 "fortran.npy", "complex.npy", "empty.npy", "garbage.npy", "link.npy", "subdir.npy", "missing.npy",
+                "fifo.npy", "socket.npy",
                 "data.txt", "../secret/passwd.npy", "../../etc/passwd", "../../../../../../etc/passwd.bin",
                 "/etc/passwd", "/etc/passwd.npy", "SECRET_ABSOLUTE", "", ".", "..", "data.npy\x00.bin", "a" * 5000)
 TARGET_PATHS = ("out.npy", "sub/dir/out.bin", "out.dat", "../escape.npy", "../../escape.bin", "/tmp/escape.npy",
@@ -242,7 +248,7 @@ def run_cli(arguments: list[str]) -> tuple[int, str, str, int]:
     out, err = io.StringIO(), io.StringIO()
     tracemalloc.start()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), deadline(300):
             status = main(arguments)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -344,12 +350,14 @@ def _reduce_with(resource_spec: dict[str, Any], name: str = "input") -> dict[str
     ("/etc/passwd", "outside the model's folder"),
     ("link.npy", "outside the model's folder"),
     ("../secret/passwd.npy", "outside the model's folder"),
-    ("pickled.npy", "cannot load pickled.npy: .*unpickl"),
+    ("pickled.npy", "cannot load 'pickled.npy': .*unpickl"),
     ("huge_header.npy", "declares 40000000000 bytes of data, over the memory limit"),
-    ("empty.npy", "cannot load empty.npy"),
-    ("garbage.npy", "cannot load garbage.npy"),
-    ("complex.npy", "complex64 data; only numeric arrays load"),
-    ("subdir.npy", "cannot read subdir.npy"),
+    ("empty.npy", "cannot load 'empty.npy'"),
+    ("garbage.npy", "cannot load 'garbage.npy'"),
+    ("complex.npy", "'complex.npy' holds complex64 data; only arrays of a DML data type's numbers load"),
+    ("subdir.npy", "'subdir.npy' is a directory, not a regular file; only regular files are read"),
+    ("fifo.npy", r"'fifo\.npy' is a FIFO \(named pipe\), not a regular file; only regular files are read"),
+    ("socket.npy", "'socket.npy' is a socket, not a regular file; only regular files are read"),
 ])
 def test_hostile_source_paths(source: str, message: str) -> None:
     status, _, stderr = fuzz_one(_reduce_with({"initialValues": {"sourcePath": source}}))

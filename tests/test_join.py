@@ -323,11 +323,11 @@ def test_bad_descriptors(input_tensors: list[dml.TensorDesc], output_tensor: dml
 
 @pytest.mark.parametrize(("build", "message"), [
     (lambda: JoinOperatorDesc(T(F32, [6]), T(F32, [6]), 0),
-     r"InputTensors is TensorDesc; it must be a list of TensorDesc"),
-    (lambda: JoinOperatorDesc("x", T(F32, [6]), 0), r"InputTensors is str; it must be a list of TensorDesc"),
+     r"InputTensors is TensorDesc\(data_type=.*\(TensorDesc\); it must be a list of TensorDesc$"),
+    (lambda: JoinOperatorDesc("x", T(F32, [6]), 0), r"InputTensors is 'x'; it must be a list of TensorDesc$"),
     (lambda: JoinOperatorDesc([T(F32, [6]), None], T(F32, [6]), 0),
-     r"InputTensors\[1\] is NoneType; it must be a TensorDesc"),
-    (lambda: JoinOperatorDesc([T(F32, [6])], [6], 0), r"OutputTensor is list; it must be a TensorDesc"),
+     r"InputTensors\[1\] is None; it must be a TensorDesc$"),
+    (lambda: JoinOperatorDesc([T(F32, [6])], [6], 0), r"OutputTensor is \[6\]; it must be a TensorDesc$"),
     (lambda: JoinOperatorDesc([T(F32, [6])], T(F32, [6]), -1), r"Axis is -1; it must be an integer in \[0, 2\^32\)"),
     (lambda: JoinOperatorDesc([T(F32, [6])], T(F32, [6]), 1.0), r"Axis is 1.0; it must be an integer"),
 ])

@@ -363,14 +363,14 @@ def test_the_same_descriptors_pass_where_the_rules_allow() -> None:
 
 
 @pytest.mark.parametrize(("build", "message"), [
-    (lambda: MVN([2, 2], None, None, X4, [0], True, 1e-5), r"InputTensor is list; it must be a TensorDesc"),
-    (lambda: MVN(X4, "scale", None, X4, [0], True, 1e-5), r"ScaleTensor is str; it must be a TensorDesc"),
+    (lambda: MVN([2, 2], None, None, X4, [0], True, 1e-5), r"InputTensor is \[2, 2\]; it must be a TensorDesc$"),
+    (lambda: MVN(X4, "scale", None, X4, [0], True, 1e-5), r"ScaleTensor is 'scale'; it must be a TensorDesc$"),
     (lambda: MVN(X4, None, None, X4, [-1], True, 1e-5), r"Axes\[0\] is -1; it must be an integer in \[0, 2\^32\)"),
     (lambda: MVN(X4, None, None, X4, [0], "yes", 1e-5), r"NormalizeVariance is 'yes'; it must be a BOOL"),
     (lambda: MVN(X4, None, None, X4, [0], True, math.nan), r"Epsilon is nan; it must be a finite FLOAT"),
     (lambda: MVN(X4, None, None, X4, [0], True, 1e39), r"Epsilon is 1e\+39; it must be a finite FLOAT"),
     (lambda: MVN(X4, None, None, X4, [0], True, "1e-5"), r"Epsilon is '1e-5'; it must be a number"),
-    (lambda: MVN(X4, None, None, X4, [0], True, 1e-5, "RELU"), r"FusedActivation is str; it must be an operator "
+    (lambda: MVN(X4, None, None, X4, [0], True, 1e-5, "RELU"), r"FusedActivation is 'RELU'; it must be an operator "
                                                                 r"descriptor"),
 ])
 def test_bad_descriptor_fields(build: Callable[[], object], message: str) -> None:

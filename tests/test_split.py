@@ -280,11 +280,11 @@ def test_bad_descriptors(input_tensor: dml.TensorDesc, output_tensors: list[dml.
 
 
 @pytest.mark.parametrize(("build", "message"), [
-    (lambda: dml.SplitOperatorDesc([6], [T(F32, [6])], 0), r"InputTensor is list; it must be a TensorDesc"),
+    (lambda: dml.SplitOperatorDesc([6], [T(F32, [6])], 0), r"InputTensor is \[6\]; it must be a TensorDesc$"),
     (lambda: dml.SplitOperatorDesc(T(F32, [6]), T(F32, [6]), 0),
-     r"OutputTensors is TensorDesc; it must be a list of TensorDesc"),
+     r"OutputTensors is TensorDesc\(data_type=.*\(TensorDesc\); it must be a list of TensorDesc$"),
     (lambda: dml.SplitOperatorDesc(T(F32, [6]), [T(F32, [6]), None], 0),
-     r"OutputTensors\[1\] is NoneType; it must be a TensorDesc"),
+     r"OutputTensors\[1\] is None; it must be a TensorDesc$"),
     (lambda: dml.SplitOperatorDesc(T(F32, [6]), [T(F32, [6])], -1),
      r"Axis is -1; it must be an integer in \[0, 2\^32\)"),
     (lambda: dml.SplitOperatorDesc(T(F32, [6]), [T(F32, [6])], 1.0), r"Axis is 1.0; it must be an integer"),

@@ -42,10 +42,17 @@ def test_data_type_parse(value: object) -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("FLOAT128", r"DataType: 'FLOAT128' is not one of UNKNOWN, FLOAT32"),
-        (14, r"DataType: 14 is not a DML_TENSOR_DATA_TYPE value \(0 to 13\)"),
-        (np.complex64, r"DataType: NumPy dtype complex64 has no DML data type"),
-        (object(), r"DataType: .* is neither a DML data type nor a NumPy dtype"),
+        ("FLOAT128", r"^DataType is 'FLOAT128' \(neither a DML data type nor a NumPy dtype\); it must be a "
+                     r"DataType: one of UNKNOWN, FLOAT32, .*, INT4 \(DML_TENSOR_DATA_TYPE_\*, or 0 to 13\), or a NumPy "
+                     r"dtype that has one$"),
+        (14, r"^DataType is 14; it must be a DataType: one of UNKNOWN, .* \(DML_TENSOR_DATA_TYPE_\*, or 0 to 13\)"),
+        (np.complex64, r"^DataType is <class 'numpy.complex64'> \(NumPy dtype complex64 has no DML data type\); it "
+                       r"must be a DataType"),
+        (object(), r"^DataType is <object object at .*>; it must be a DataType"),
+        (None, r"^DataType is None; it must be a DataType"),       # NumPy's float64 for None is no default here
+        (np.dtype(">f4"), r"^DataType is dtype\('>f4'\) \(NumPy dtype >f4 has no DML data type\)"),
+        (True, r"^DataType is True; it must be a DataType"),
+        (dml.FeatureLevel.LEVEL_1_0, r"^DataType is <FeatureLevel.LEVEL_1_0: 4096>; it must be a DataType"),
     ],
 )
 def test_data_type_parse_errors(value: object, message: str) -> None:
@@ -73,7 +80,8 @@ def test_feature_levels_are_ordered_with_dml_values() -> None:
 
 @pytest.mark.parametrize("value", ["7_0", "5", 0x5300, None])
 def test_feature_level_parse_errors(value: object) -> None:
-    with pytest.raises(dml.ValidationError, match=r"FeatureLevel: .* is not a DML feature level \(1_0, 2_0"):
+    with pytest.raises(dml.ValidationError, match=r"^FeatureLevel is .*; it must be one of 1_0, 2_0, .*, 6_4 "
+                                                  r"\(DML_FEATURE_LEVEL_\*, or their values\)$"):
         dml.FeatureLevel.parse(value)
 
 
@@ -85,7 +93,9 @@ def test_flags_and_functions() -> None:
         == dml.ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | dml.ExecutionFlags.DESCRIPTORS_VOLATILE
     )
     assert dml.TensorFlags.parse("DML_TENSOR_FLAG_OWNED_BY_DML") is dml.TensorFlags.OWNED_BY_DML
-    with pytest.raises(dml.ValidationError, match=r"ExecutionFlags: 0x8 has bits that are not ExecutionFlags"):
+    with pytest.raises(dml.ValidationError, match=r"^ExecutionFlags is 8 \(0x8 has bits that are not ExecutionFlags\); "
+                                                  r"it must be one of NONE, .* \(DML_EXECUTION_FLAG_\*\), an integer "
+                                                  r"of those bits \(0x7\), or a list of them$"):
         dml.ExecutionFlags.parse(8)
     functions = [
         "ARGMAX",
@@ -104,7 +114,7 @@ def test_flags_and_functions() -> None:
     assert [function.name for function in dml.ReduceFunction] == functions
     assert [int(function) for function in dml.ReduceFunction] == list(range(12))
     assert dml.ReduceFunction.parse("DML_REDUCE_FUNCTION_SUM") is dml.ReduceFunction.SUM
-    with pytest.raises(dml.ValidationError, match=r"ReduceFunction: 'MEAN' is not one of ARGMAX, ARGMIN"):
+    with pytest.raises(dml.ValidationError, match=r"^ReduceFunction is 'MEAN'; it must be one of ARGMAX, ARGMIN, "):
         dml.ReduceFunction.parse("MEAN")
 
 

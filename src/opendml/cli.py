@@ -1,18 +1,25 @@
 """The `opendml` command line: dispatch and validate DxDispatch JSON models, list operators.
 
 No operator logic here: parse arguments, call model/, print. Every user error is one line on stderr and exit
-status 2; no traceback reaches the user for a bad model, a missing file or a bad option.
+status 2; no traceback reaches the user for a bad model, a missing file or a bad option. Every line written goes
+through `say`, which escapes what a terminal would not show as itself (`printable`): a model's names and strings
+cannot clear the screen, fake output lines or fail to encode.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from pathlib import Path
+from typing import TextIO
 
 from . import __version__
 from .backends.gpu.context import INSTALL_HINT
+from .convert import UINT32_MAX, UINT64_MAX, describe
 from .device import Device, list_adapters
 from .errors import DmlError
 from .model.fields import fields_of
@@ -22,23 +29,47 @@ from .ops.base import OperatorDesc
 from .types import FeatureLevel
 
 
+def printable(text: str, encoding: str | None = "utf-8") -> str:
+    """`text` as a terminal shows it: every character that is not printable (control characters such as ESC or a
+    newline, lone surrogates, bidirectional overrides) or that `encoding` cannot encode is escaped as Python writes
+    it in a string literal (\\x1b, \\n, \\ud800, \\u202e)."""
+    if text.isascii() and text.isprintable():
+        return text
+    text = "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
+    return text.encode(encoding or "utf-8", "backslashreplace").decode(encoding or "utf-8")
+
+
+def say(line: str, stream: TextIO | None = None) -> None:
+    """Writes one line of output (stdout by default), escaped by `printable` for the stream's encoding."""
+    stream = sys.stdout if stream is None else stream
+    print(printable(line, getattr(stream, "encoding", None)), file=stream, flush=True)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+        """One line, escaped: argparse quotes some arguments as they were typed ("unrecognized arguments: ...")."""
+        say(f"error: {message} (see {self.prog} --help)", sys.stderr)
+        self.exit(2)
 
 
 def _size(text: str) -> int:
-    """A byte count with an optional K, M, G or T suffix."""
+    """A byte count with an optional K, M, G or T suffix (and B): 4096, 512M, 1.5G. Read exactly (no float
+    rounding); at least 1 byte and at most 2^64 - 1."""
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    text = text.strip().upper().removesuffix("B")
-    factor = units.get(text[-1:], 1)
-    number = text[:-1] if text[-1:] in units else text
+    cleaned = text.strip().upper().removesuffix("B")
+    factor = units.get(cleaned[-1:], 1)
+    number = cleaned[:-1] if cleaned[-1:] in units else cleaned
     try:
-        value = int(float(number) * factor)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 512M or 4G") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+        amount = Decimal(number)
+    except (InvalidOperation, ValueError):
+        raise argparse.ArgumentTypeError(f"{describe(text)} is not a size like 512M or 4G") from None
+    if not amount.is_finite() or amount <= 0:
+        raise argparse.ArgumentTypeError(f"{describe(text)} must be a positive size like 512M or 4G")
+    value = math.floor(Fraction(amount) * factor) if amount.adjusted() <= 20 else UINT64_MAX + 1  # not 1e999999999
+    if value > UINT64_MAX:
+        raise argparse.ArgumentTypeError(f"{describe(text)} is more than 2^64 - 1 bytes")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{describe(text)} is less than 1 byte")
     return value
 
 
@@ -49,14 +80,18 @@ def _level(text: str) -> FeatureLevel:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return value
+def _integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An option's integer in [low, high] (DxDispatch's counts are UINT32s)."""
+    def convert(text: str) -> int:
+        try:
+            value = int(text) if len(text) <= 40 else None   # longer text is no such integer: int() need not try
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{describe(text)} is not an integer in [{low}, {high}]")
+        return value
+    convert.__name__ = "integer"     # argparse names the type in some messages
+    return convert
 
 
 BACKENDS = ("cpu", "gpu")
@@ -113,10 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     dispatch = commands.add_parser("dispatch", help="run a model's commands")
     add_model_options(dispatch)
     dispatch.add_argument("-i", "--dispatch-iterations", "--dispatch_iterations", dest="dispatch_iterations",
-                          type=_count, default=1, metavar="N",
+                          type=_integer_in(1, UINT32_MAX), default=1, metavar="N",
                           help="dispatch each dispatch command N times and print min/median/max times (on the gpu "
                                "backend each time covers submitting the dispatch and waiting for it)")
-    dispatch.add_argument("-w", "--warmup-samples", "--warmup_samples", dest="warmup_samples", type=_count,
+    dispatch.add_argument("-w", "--warmup-samples", "--warmup_samples", dest="warmup_samples",
+                          type=_integer_in(0, UINT32_MAX),
                           default=0, metavar="N", help="untimed dispatches before the timed ones")
     dispatch.add_argument("--print-commands", action="store_true", help="print each command before running it")
     dispatch.add_argument("--output-path", type=Path, default=None, help="folder for writeFile targets")
@@ -157,13 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = RunOptions(iterations=args.dispatch_iterations, warmup=args.warmup_samples,
                              print_commands=args.print_commands, output_path=args.output_path,
                              allow_outside_paths=args.allow_outside_paths)
-        run(model, device, options, lambda line: print(line, flush=True))
+        run(model, device, options, say)
         return 0
     except DmlError as error:
-        print(f"error: {one_line(str(error))}", file=sys.stderr)
+        say(f"error: {error}", sys.stderr)
         return 2
     except MemoryError:
-        print("error: out of memory; lower the model's sizes or --max-memory", file=sys.stderr)
+        say("error: out of memory; lower the model's sizes or --max-memory", sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -172,25 +208,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-def one_line(text: str) -> str:
-    """A message as one printable line: a model's names may hold newlines and control characters."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
-
-
 def show_adapters() -> int:
     """-s: every adapter the gpu backend can pick, as DxDispatch lists them (a name, then its properties)."""
     adapters = list_adapters()
     if not adapters:
-        print(f"No GPU adapter found: the gpu backend cannot run on this machine; {INSTALL_HINT}.", flush=True)
+        say(f"No GPU adapter found: the gpu backend cannot run on this machine; {INSTALL_HINT}.")
         return 0
     for index, adapter in enumerate(adapters):
         if index:
-            print()
-        print(adapter.name)
-        print(f"-Vendor: {adapter.vendor or 'unknown'}")
-        print(f"-Backend: {adapter.backend}")
-        print(f"-Device type: {adapter.device_type}")
-    sys.stdout.flush()
+            say("")
+        say(adapter.name)
+        say(f"-Vendor: {adapter.vendor or 'unknown'}")
+        say(f"-Backend: {adapter.backend}")
+        say(f"-Device type: {adapter.device_type}")
     return 0
 
 
@@ -199,11 +229,11 @@ def _validate(path: Path, device: Device, limits: Limits) -> int:
     model = read_model(path, limits, collect=problems)
     compile_all(model, device, collect=problems)
     for problem in problems:
-        print(f"error: {one_line(str(problem))}", file=sys.stderr)
+        say(f"error: {problem}", sys.stderr)
     if problems:
         return 2
-    print(f"{path}: {len(model.resources)} resources, {len(model.dispatchables)} dispatchables, "
-          f"{len(model.commands)} commands: valid at feature level {device.feature_level}{_on(device)}")
+    say(f"{path}: {len(model.resources)} resources, {len(model.dispatchables)} dispatchables, "
+        f"{len(model.commands)} commands: valid at feature level {device.feature_level}{_on(device)}")
     return 0
 
 
@@ -221,23 +251,23 @@ def _ops(name: str | None, level: FeatureLevel, device: Device | None = None) ->
     backend does not support here are listed apart ("not on the gpu backend here: INT64")."""
     if name is None:
         for operator_type, desc_type in sorted(OperatorDesc.registry.items()):
-            print(f"{operator_type.dml_name:40} {desc_type.__name__}")
+            say(f"{operator_type.dml_name:40} {desc_type.__name__}")
         return 0
     desc_type = operator_class(name, "operator")
-    print(f"{desc_type.OPERATOR_TYPE.dml_name} ({desc_type.__name__})")
-    print("fields:")
+    say(f"{desc_type.OPERATOR_TYPE.dml_name} ({desc_type.__name__})")
+    say("fields:")
     for item in fields_of(desc_type):
-        print(f"  {item.describe()}")
-    print(f"support at feature level {level}{'' if device is None else _on(device) or ' on the cpu backend'}:")
+        say(f"  {item.describe()}")
+    say(f"support at feature level {level}{'' if device is None else _on(device) or ' on the cpu backend'}:")
     for title, table in desc_type.support_tables().items():
         rows = [support_row for support_row in table if support_row.level <= level]
         heading = f"  {title}:" if title else ""
         if heading:
-            print(heading)
+            say(heading)
         indent = "    " if title else "  "
         if not rows:
             first = min(support_row.level for support_row in table)
-            print(f"{indent}not supported (from feature level {first})")
+            say(f"{indent}not supported (from feature level {first})")
             continue
         current = max(rows, key=lambda support_row: support_row.level)
         for tensor, support in current.tensors.items():
@@ -248,7 +278,7 @@ def _ops(name: str | None, level: FeatureLevel, device: Device | None = None) ->
             if missing:
                 assert device is not None
                 types += f" (not on the {device.backend.name} backend here: {', '.join(missing)})"
-            print(f"{indent}{tensor}: DimensionCount {support.ranks_text()}; {types}")
+            say(f"{indent}{tensor}: DimensionCount {support.ranks_text()}; {types}")
     return 0
 
 

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 
 from .backends import DeviceMemory, DeviceRange, FlatArray, get_backend
+from .convert import UINT64_MAX, describe, to_bool, to_data_type, to_enum, to_flags, to_name, to_sequence, to_uint
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.base import OperatorDesc
 from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
-from .types import DataType, ExecutionFlags, FeatureLevel, TensorFlags
+from .types import ExecutionFlags, FeatureLevel, TensorFlags
 
 #: The backend of `Device(backend=None)`. The test suite sets it to run the same tests on every backend.
 DEFAULT_BACKEND = "cpu"
@@ -43,6 +44,12 @@ class Binding:
     _views: dict[tuple[Any, ...], tuple[Any, int, int, int]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        """Offset and SizeInBytes are UINT64s (the buffer is checked when it is bound)."""
+        object.__setattr__(self, "offset", to_uint("Binding", "offset", self.offset, limit=UINT64_MAX))
+        if self.size is not None:
+            object.__setattr__(self, "size", to_uint("Binding", "size", self.size, limit=UINT64_MAX))
+
 
 class Device:
     """An opendml device: a feature level, a backend and, with debug=True, DML's debug-layer checks.
@@ -54,9 +61,13 @@ class Device:
 
     def __init__(self, feature_level: FeatureLevel | str = FeatureLevel.LEVEL_6_4, backend: str | None = None,
                  debug: bool = False, adapter: str | None = None) -> None:
-        self.feature_level = FeatureLevel.parse(feature_level)
-        self.backend = get_backend(DEFAULT_BACKEND if backend is None else backend, adapter)
-        self.debug = bool(debug)
+        label = "Device"
+        self.feature_level = to_enum(label, "feature_level", feature_level, FeatureLevel, "DML_FEATURE_LEVEL_",
+                                     member_prefix="LEVEL_")
+        backend_name = DEFAULT_BACKEND if backend is None else to_name(label, "backend", backend)
+        adapter_name = None if adapter is None else to_name(label, "adapter", adapter)
+        self.debug = to_bool(label, "debug", debug)
+        self.backend = get_backend(backend_name, adapter_name)
 
     def __repr__(self) -> str:
         return f"Device(feature_level={str(self.feature_level)!r}, backend={self.backend.name!r}, debug={self.debug})"
@@ -65,12 +76,21 @@ class Device:
         """Memory of this device that `dml.Binding` takes: `create_buffer(size_in_bytes)` (zero-filled) or
         `create_buffer(array)` (a copy of its bytes). Host memory on the cpu backend, device memory on the gpu;
         either has `read()` (bytes) and `read(dtype, shape)` (a new array)."""
+        label = "Device.create_buffer"
         if isinstance(source, np.ndarray):
+            if source.dtype.hasobject:
+                raise ValidationError(f"{label}: source is {describe(source)}; an array must hold numbers, not "
+                                      f"Python objects (its bytes are copied)")
             return self.backend.create_buffer(source)
-        if isinstance(source, bool) or not isinstance(source, (int, np.integer)) or source < 0:
-            raise ValidationError(f"Device.create_buffer: {source!r} is neither a size in bytes (a non-negative "
-                                  f"integer) nor a NumPy array")
-        return self.backend.create_buffer(int(source))
+        try:
+            size = to_uint(label, "source", source, limit=UINT64_MAX)
+        except ValidationError:
+            raise ValidationError(f"{label}: source is {describe(source)}; it must be a size in bytes (an integer in "
+                                  f"[0, 2^64)) or a NumPy array") from None
+        try:
+            return self.backend.create_buffer(size)
+        except (MemoryError, ValueError):  # NumPy's refusals of a host allocation this large
+            raise UnsupportedError(f"{label}: {size} bytes could not be allocated in host memory") from None
 
     def batch(self) -> Any:
         """A context in which every dispatch is recorded into one submission (on the gpu backend; the cpu runs each
@@ -86,12 +106,14 @@ class Device:
         """
         if (data_type is None) == (feature_levels is None):
             raise ValidationError("CheckFeatureSupport: give exactly one of data_type or feature_levels")
+        label = "CheckFeatureSupport"
         if data_type is not None:
-            return self.backend.supports_data_type(DataType.parse(data_type))
-        assert feature_levels is not None
-        if not feature_levels:
+            return self.backend.supports_data_type(to_data_type(label, "data_type", data_type))
+        levels = to_sequence(label, "feature_levels", feature_levels, what="a list of feature levels")
+        if not levels:
             raise ValidationError("CheckFeatureSupport: RequestedFeatureLevelCount is 0; request at least one level")
-        requested = [FeatureLevel.parse(level) for level in feature_levels]
+        requested = [to_enum(label, f"feature_levels[{index}]", level, FeatureLevel, "DML_FEATURE_LEVEL_",
+                             member_prefix="LEVEL_") for index, level in enumerate(levels)]
         supported = [level for level in requested if level <= self.feature_level]
         if not supported:
             lowest = min(requested)
@@ -102,7 +124,7 @@ class Device:
     def create_operator(self, desc: OperatorDesc) -> Operator:
         """IDMLDevice::CreateOperator: checks every rule of the descriptor at this device's feature level."""
         if not isinstance(desc, OperatorDesc):
-            raise ValidationError(f"CreateOperator: {type(desc).__name__} is not an operator descriptor")
+            raise ValidationError(f"CreateOperator: desc is {describe(desc)}; it must be an operator descriptor")
         desc.validate(self.feature_level)
         self.backend.check_operator(desc)
         for name, tensor in [*desc.input_slots(), *desc.output_slots()]:
@@ -116,7 +138,8 @@ class Device:
         """IDMLDevice::CompileOperator: plans the kernel once, for every dispatch to come."""
         if not isinstance(operator, Operator) or operator.device is not self:
             raise ValidationError("CompileOperator: the operator was not created by this device")
-        return CompiledOperator(operator, ExecutionFlags.parse(flags))
+        return CompiledOperator(operator, to_flags("CompileOperator", "flags", flags, ExecutionFlags,
+                                                   "DML_EXECUTION_FLAG_"))
 
 
 class Operator:

@@ -22,12 +22,12 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import index as operator_index
-from typing import Any, SupportsIndex, cast
+from typing import Any, cast
 
 import numpy as np
 
 from .backends import DeviceMemory
+from .convert import describe, to_data_type, to_enum, to_flags, to_int, to_name, to_sequence, to_uint, to_uint_list
 from .device import Binding, CompiledOperator, Device, Operator, logical_array
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.activations import (
@@ -49,9 +49,10 @@ from .ops.activations import (
     ActivationSoftsignOperatorDesc,
     ActivationTanhOperatorDesc,
     ActivationThresholdedReluOperatorDesc,
+    fusable_names,
 )
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
-from .ops.base import OperatorDesc, check_tensor, strides_overlap, uint_list
+from .ops.base import OperatorDesc, check_tensor, strides_overlap
 from .ops.gather_nd1 import GatherNd1OperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
@@ -175,8 +176,11 @@ class Graph:
         """dml::InputTensor: a graph input of these sizes, data type (DataType, name or NumPy dtype) and element
         strides (None: packed). Unnamed inputs are called input0, input1, ... by their graph input index."""
         label = "Graph.input"
+        data_type = to_data_type(label, "dtype", dtype)
+        size_tuple = to_uint_list(label, "sizes", sizes)
+        stride_tuple = None if strides is None else to_uint_list(label, "strides", strides)
         name = self._claim_name(label, name, f"input{len(self._inputs)}")
-        desc = TensorDesc(DataType.parse(dtype), tuple(sizes), None if strides is None else tuple(strides))
+        desc = TensorDesc(data_type, size_tuple, stride_tuple)
         self._check_tensor(label, name, desc)
         expression = self._add_node("input", name, lambda node: [Expression(node, 0, desc)])[0]
         self._inputs.append(expression)
@@ -188,8 +192,8 @@ class Graph:
         now, so changing the array later changes nothing."""
         label = "Graph.constant"
         if not isinstance(array, np.ndarray):
-            raise ValidationError(f"{label}: array is a {type(array).__name__}; it must be a NumPy array (its dtype "
-                                  f"gives the DataType)")
+            raise ValidationError(f"{label}: array is {describe(array)}; it must be a NumPy array (its dtype gives "
+                                  f"the DataType)")
         try:
             data_type = DataType.parse(array.dtype)
         except ValidationError:
@@ -213,7 +217,8 @@ class Graph:
         """IDMLDevice1::CompileGraph: checks the graph (a DAG; outputs computed by operators of this graph; every
         declared input used, else a warning naming it), orders the nodes, compiles each one with `flags`, and plans
         every buffer once."""
-        return CompiledGraph(self, outputs, ExecutionFlags.parse(flags))
+        return CompiledGraph(self, outputs, to_flags("Graph.compile", "flags", flags, ExecutionFlags,
+                                                     "DML_EXECUTION_FLAG_"))
 
     # -- building ------------------------------------------------------------------------------------------------
 
@@ -222,9 +227,9 @@ class Graph:
             name = default
             while name in self._names:
                 name += "_"
-        elif not isinstance(name, str) or not name:
-            raise ValidationError(f"{label}: name is {name!r}; it must be a non-empty string")
-        elif name in self._names:
+        else:
+            name = to_name(label, "name", name)
+        if name in self._names:
             raise ValidationError(f"{label}: name {name!r} is already used in this graph; names must be unique")
         self._names.add(name)
         return name
@@ -263,7 +268,7 @@ def _graph_of(function: str, optional: tuple[str, ...] = (), **arguments: Expres
         if value is None and name in optional:
             continue
         if not isinstance(value, Expression):
-            raise ValidationError(f"{function}: {name} is a {type(value).__name__}; it must be a dml.Expression")
+            raise ValidationError(f"{function}: {name} is {describe(value)}; it must be a dml.Expression")
         if graph is None:
             graph, first = value.graph, name
         elif value.graph is not graph:
@@ -273,21 +278,13 @@ def _graph_of(function: str, optional: tuple[str, ...] = (), **arguments: Expres
     return graph
 
 
-def _uint(label: str, name: str, value: object) -> int:
-    """A UINT argument as an int, or a ValidationError naming the argument."""
-    number = _as_index(value, 2**32)
-    if number is None:
-        raise ValidationError(f"{label}: {name} is {value!r}; it must be an integer in [0, 2^32)")
-    return number
-
-
 def _as_index(value: object, limit: int) -> int | None:
     """`value` as an int if it is an integer in [0, limit), else None. Only such values are used to infer sizes;
     the descriptor refuses the rest, with its own message."""
-    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+    try:
+        return to_int("", "", value, low=0, high=limit - 1)
+    except ValidationError:
         return None
-    number = operator_index(value)
-    return number if 0 <= number < limit else None
 
 
 def _packed(data_type: DataType, sizes: Iterable[int]) -> TensorDesc:
@@ -348,11 +345,11 @@ def reduce(x: Expression, function: ReduceFunction | str, axes: Sequence[int] | 
     """
     graph = _graph_of("dml.reduce", x=x)
     operator = "DML_OPERATOR_REDUCE"
-    function = ReduceFunction.parse(function)
+    function = to_enum(operator, "Function", function, ReduceFunction, "DML_REDUCE_FUNCTION_")
     everything = tuple(range(x.desc.dimension_count))
-    axis_tuple = everything if axes is None else uint_list(operator, "Axes", axes) or everything
+    axis_tuple = everything if axes is None else to_uint_list(operator, "Axes", axes) or everything
     if output_dtype is not None:
-        data_type = DataType.parse(output_dtype)
+        data_type = to_data_type("dml.reduce", "output_dtype", output_dtype)
     elif function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
         data_type = DataType.UINT32
     else:
@@ -371,7 +368,7 @@ def split(x: Expression, axis: int, sizes: Sequence[int]) -> list[Expression]:
     [(4, 2), (4, 4)]
     """
     graph = _graph_of("dml.split", x=x)
-    parts = uint_list("DML_OPERATOR_SPLIT", "sizes", sizes)
+    parts = to_uint_list("DML_OPERATOR_SPLIT", "sizes", sizes)
     outputs = [_packed(x.dtype, _split_sizes(x.sizes, axis, part)) for part in parts]
     desc = SplitOperatorDesc(x.desc, tuple(outputs), axis)
     return graph._add_operator(desc, [x])
@@ -386,8 +383,10 @@ def join(inputs: Sequence[Expression], axis: int) -> Expression:
     (4, 5)
     """
     label = "dml.join"
-    if isinstance(inputs, Expression) or not isinstance(inputs, Sequence) or not inputs:
-        raise ValidationError(f"{label}: inputs is {inputs!r}; it must be a non-empty list of dml.Expression")
+    allowed = "a non-empty list of dml.Expression"
+    inputs = to_sequence(label, "inputs", inputs, what=allowed)
+    if not inputs:
+        raise ValidationError(f"{label}: inputs is []; it must be {allowed}")
     graph = _graph_of(label, (), **{f"inputs[{index}]": item for index, item in enumerate(inputs)})
     first = inputs[0]
     dim = _as_index(axis, len(first.sizes))
@@ -402,9 +401,11 @@ def _arg_extreme(cls: type[ArgMinOperatorDesc | ArgMaxOperatorDesc], label: str,
                  ) -> Expression:
     graph = _graph_of(label, x=x)
     everything = tuple(range(x.desc.dimension_count))
-    axis_tuple = everything if axes is None else uint_list(cls.OPERATOR_TYPE.dml_name, "Axes", axes) or everything
-    output = _packed(DataType.parse(output_dtype), _reduced_sizes(x.sizes, axis_tuple))
-    desc = cls(x.desc, output, axis_tuple, AxisDirection.parse(axis_direction))
+    operator = cls.OPERATOR_TYPE.dml_name
+    axis_tuple = everything if axes is None else to_uint_list(operator, "Axes", axes) or everything
+    direction = to_enum(operator, "AxisDirection", axis_direction, AxisDirection, "DML_AXIS_DIRECTION_")
+    output = _packed(to_data_type(label, "output_dtype", output_dtype), _reduced_sizes(x.sizes, axis_tuple))
+    desc = cls(x.desc, output, axis_tuple, direction)
     return graph._add_operator(desc, [x])[0]
 
 
@@ -438,7 +439,7 @@ def one_hot(indices: Expression, values: Expression, output_length: int, axis: i
     (3, 4)
     """
     graph = _graph_of("dml.one_hot", indices=indices, values=values)
-    length = _uint("DML_OPERATOR_ONE_HOT", "output_length (OutputTensor.Sizes[Axis])", output_length)
+    length = to_uint("DML_OPERATOR_ONE_HOT", "output_length (OutputTensor.Sizes[Axis])", output_length)
     output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, axis))
     desc = OneHotOperatorDesc(indices.desc, values.desc, output, axis)
     return graph._add_operator(desc, [indices, values])[0]
@@ -512,6 +513,11 @@ class FusedActivation:
     """
 
     desc: ActivationOperatorDesc | None = None
+
+    def __post_init__(self) -> None:
+        if self.desc is not None and not isinstance(self.desc, ActivationOperatorDesc):
+            raise ValidationError(f"FusedActivation: desc is {describe(self.desc)}; it must be an activation "
+                                  f"descriptor (one of {fusable_names()}) or None")
 
     @staticmethod
     def none() -> FusedActivation:
@@ -873,8 +879,14 @@ class CompiledGraph:
 
     def __call__(self, inputs: Mapping[str | Expression, NDArray]) -> list[NDArray]:
         """Binds every input (by name or by expression), runs every node on the planned buffers and returns a
-        new array per output. Every input is checked before anything runs."""
+        new array per output. Every input is checked before anything runs.
+
+        With any input a Dask array, returns one lazy Dask array per output instead (opendml.dask_graph)."""
         arrays = self._resolve(inputs)
+        if not all(isinstance(array, np.ndarray) for array in arrays.values()):
+            from .dask_graph import lower  # Dask is imported only where a Dask array is given
+
+            return lower(self, arrays)
         if self._on_device:
             return self._dispatch_on_device(arrays)
         in_place: list[tuple[list[tuple[list[Binding | None], int]], Binding]] = []
@@ -967,7 +979,10 @@ class CompiledGraph:
             name = expression.name
             if id(expression) in arrays:
                 raise BindingError(f"{label}: input {name!r} is given twice (by name and by expression)")
-            array = logical_array(label, f"input {name!r}", array)
+            if not isinstance(array, np.ndarray):
+                from .dask_graph import is_dask_array  # imports no Dask; a Dask array is checked, never computed
+
+                array = array if is_dask_array(array) else logical_array(label, f"input {name!r}", array)
             dtype = expression.dtype.numpy_dtype
             if array.dtype != dtype:
                 raise BindingError(f"{label}: input {name!r} has dtype {array.dtype}; it must be {dtype} (DataType "

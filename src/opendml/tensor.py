@@ -7,28 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .convert import UINT64_MAX, to_data_type, to_flags, to_uint, to_uint_list
 from .errors import ValidationError
 from .types import DataType, TensorFlags
 
-UINT32_MAX = 2**32 - 1
-UINT64_MAX = 2**64 - 1
 MAX_DIMENSION_COUNT = 8          # DML_TENSOR_DIMENSION_COUNT_MAX1
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
-
-
-def _uint_tuple(values: object, what: str, limit: int) -> tuple[int, ...]:
-    """A tuple of Python ints in [0, limit], as a C array of UINT can hold."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValidationError(f"TensorDesc.{what}: {values!r} is not a sequence of integers")
-    result = []
-    for value in values:
-        if isinstance(value, bool) or not hasattr(value, "__index__"):
-            raise ValidationError(f"TensorDesc.{what}: {value!r} is not an integer")
-        number = int(value)
-        if not 0 <= number <= limit:
-            raise ValidationError(f"TensorDesc.{what}: {number} is outside the range of a UINT (0 to {limit})")
-        result.append(number)
-    return tuple(result)
 
 
 def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
@@ -51,9 +35,26 @@ def calc_buffer_tensor_size(data_type: DataType | str | Any, sizes: Sequence[int
 
     Packed: product of sizes times element size; strided: (index of the last element + 1) times element size.
     Computed exactly (DML's helper wraps the strided index in 32 bits; opendml refuses such tensors instead),
-    in bits so that the 4-bit types work as in DirectMLX. Any size of 0 gives 0 bytes.
+    in bits so that the 4-bit types work as in DirectMLX. Any size of 0 gives 0 bytes. Every argument is
+    converted as TensorDesc converts it (sizes and strides: UINTs, one stride per size).
     """
-    bits = DataType.parse(data_type).bits
+    label = "calc_buffer_tensor_size"
+    data_type = to_data_type(label, "DataType", data_type)
+    sizes = to_uint_list(label, "Sizes", sizes)
+    if strides is not None:
+        strides = to_uint_list(label, "Strides", strides)
+        _check_stride_count(label, sizes, strides)
+    return _buffer_size(data_type.bits, sizes, strides)
+
+
+def _check_stride_count(label: str, sizes: Sequence[int], strides: Sequence[int]) -> None:
+    if len(strides) != len(sizes):  # one DimensionCount covers both arrays in DML
+        raise ValidationError(f"{label}: Strides has {len(strides)} values; it must have one per dimension of "
+                              f"Sizes ({len(sizes)})")
+
+
+def _buffer_size(bits: int, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
+    """calc_buffer_tensor_size on converted values."""
     if any(size == 0 for size in sizes):
         return 0
     if strides is None:
@@ -84,23 +85,21 @@ class TensorDesc:
     guaranteed_base_offset_alignment: int = field(default=0, kw_only=True)
 
     def __post_init__(self) -> None:
+        label = "TensorDesc"
         set_field = object.__setattr__
-        set_field(self, "data_type", DataType.parse(self.data_type))
-        set_field(self, "sizes", _uint_tuple(self.sizes, "Sizes", UINT32_MAX))
+        set_field(self, "data_type", to_data_type(label, "DataType", self.data_type))
+        set_field(self, "sizes", to_uint_list(label, "Sizes", self.sizes))
         if self.strides is not None:
-            set_field(self, "strides", _uint_tuple(self.strides, "Strides", UINT32_MAX))
-            if len(self.strides) != len(self.sizes):  # one DimensionCount covers both arrays in DML
-                raise ValidationError(f"TensorDesc.Strides has {len(self.strides)} values; it must have one per "
-                                      f"dimension of Sizes ({len(self.sizes)})")
-        set_field(self, "flags", TensorFlags.parse(self.flags))
+            set_field(self, "strides", to_uint_list(label, "Strides", self.strides))
+            _check_stride_count(label, self.sizes, self.strides)
+        set_field(self, "flags", to_flags(label, "Flags", self.flags, TensorFlags, "DML_TENSOR_FLAG_"))
         if self.total_tensor_size_in_bytes is None:
             set_field(self, "total_tensor_size_in_bytes", self.calc_size_in_bytes())
         else:
-            (total,) = _uint_tuple([self.total_tensor_size_in_bytes], "TotalTensorSizeInBytes", UINT64_MAX)
-            set_field(self, "total_tensor_size_in_bytes", total)
-        (alignment,) = _uint_tuple([self.guaranteed_base_offset_alignment], "GuaranteedBaseOffsetAlignment",
-                                   UINT32_MAX)
-        set_field(self, "guaranteed_base_offset_alignment", alignment)
+            set_field(self, "total_tensor_size_in_bytes",
+                      to_uint(label, "TotalTensorSizeInBytes", self.total_tensor_size_in_bytes, limit=UINT64_MAX))
+        set_field(self, "guaranteed_base_offset_alignment",
+                  to_uint(label, "GuaranteedBaseOffsetAlignment", self.guaranteed_base_offset_alignment))
 
     @property
     def dimension_count(self) -> int:
@@ -117,7 +116,7 @@ class TensorDesc:
         return math.prod(self.sizes)
 
     def calc_size_in_bytes(self) -> int:
-        return calc_buffer_tensor_size(self.data_type, self.sizes, self.strides)
+        return _buffer_size(self.data_type.bits, self.sizes, self.strides)
 
     @property
     def is_packed(self) -> bool:

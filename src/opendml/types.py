@@ -7,21 +7,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .convert import to_data_type, to_enum, to_flags
 from .errors import ValidationError
 
 EnumT = TypeVar("EnumT", bound=enum.Enum)
-
-
-def _parse_enum_name(enum_type: type[EnumT], value: str, prefix: str) -> EnumT:
-    """Looks up `value` as a member name, with or without DML's long prefix (e.g. DML_TENSOR_DATA_TYPE_)."""
-    name = value.strip().upper()
-    if name.startswith(prefix):
-        name = name[len(prefix):]
-    try:
-        return enum_type[name]
-    except KeyError:
-        allowed = ", ".join(enum_type.__members__)
-        raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}") from None
 
 
 class DataType(enum.IntEnum):
@@ -66,29 +55,9 @@ class DataType(enum.IntEnum):
 
     @classmethod
     def parse(cls, value: object) -> DataType:
-        """Accepts a DataType, its value, a NumPy dtype (or anything np.dtype takes), "FLOAT16" or
-        "DML_TENSOR_DATA_TYPE_FLOAT16"."""
-        if isinstance(value, DataType):
-            return value
-        if isinstance(value, str):
-            name = value.strip().upper()
-            if name.startswith("DML_TENSOR_DATA_TYPE_") or name in cls.__members__:
-                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")
-        if isinstance(value, int) and not isinstance(value, bool):
-            try:
-                return cls(value)
-            except ValueError:
-                raise ValidationError(f"DataType: {value} is not a DML_TENSOR_DATA_TYPE value (0 to 13)") from None
-        try:
-            dtype = np.dtype(value)  # type: ignore[call-overload]
-        except TypeError:
-            if isinstance(value, str):
-                return _parse_enum_name(cls, value, "DML_TENSOR_DATA_TYPE_")  # raises, listing the names
-            raise ValidationError(f"DataType: {value!r} is neither a DML data type nor a NumPy dtype") from None
-        for data_type, numpy_dtype in _NUMPY.items():
-            if numpy_dtype == dtype:
-                return data_type
-        raise ValidationError(f"DataType: NumPy dtype {dtype} has no DML data type")
+        """Accepts a DataType, its value, a NumPy dtype (or a str or type NumPy reads as one), "FLOAT16" or
+        "DML_TENSOR_DATA_TYPE_FLOAT16" (convert.to_data_type)."""
+        return to_data_type("DataType", "", value)
 
 
 _BITS = {
@@ -128,22 +97,7 @@ class FeatureLevel(enum.IntEnum):
     @classmethod
     def parse(cls, value: object) -> FeatureLevel:
         """Accepts a FeatureLevel, its value, "5_2", "5.2", "LEVEL_5_2" or "DML_FEATURE_LEVEL_5_2"."""
-        if isinstance(value, FeatureLevel):
-            return value
-        if isinstance(value, int) and not isinstance(value, bool):
-            try:
-                return cls(value)
-            except ValueError:
-                pass
-        elif isinstance(value, str):
-            name = value.strip().upper().replace(".", "_")
-            for prefix in ("DML_FEATURE_LEVEL_", "LEVEL_"):
-                if name.startswith(prefix):
-                    name = name[len(prefix):]
-            if ("LEVEL_" + name) in cls.__members__:
-                return cls["LEVEL_" + name]
-        allowed = ", ".join(str(level) for level in cls)
-        raise ValidationError(f"FeatureLevel: {value!r} is not a DML feature level ({allowed})")
+        return to_enum("FeatureLevel", "", value, cls, "DML_FEATURE_LEVEL_", member_prefix="LEVEL_")
 
 
 class TensorFlags(enum.IntFlag):
@@ -154,7 +108,7 @@ class TensorFlags(enum.IntFlag):
 
     @classmethod
     def parse(cls, value: object) -> TensorFlags:
-        return _parse_flags(cls, value, "DML_TENSOR_FLAG_")
+        return to_flags("TensorFlags", "", value, cls, "DML_TENSOR_FLAG_")
 
 
 class ExecutionFlags(enum.IntFlag):
@@ -167,29 +121,7 @@ class ExecutionFlags(enum.IntFlag):
 
     @classmethod
     def parse(cls, value: object) -> ExecutionFlags:
-        return _parse_flags(cls, value, "DML_EXECUTION_FLAG_")
-
-
-FlagT = TypeVar("FlagT", bound=enum.IntFlag)
-
-
-def _parse_flags(flag_type: type[FlagT], value: object, prefix: str) -> FlagT:
-    """A flag member, its integer value, a name (short or DML's long one) or a list of those."""
-    if isinstance(value, flag_type):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        all_bits = sum(member.value for member in flag_type)
-        if value >= 0 and value & ~all_bits == 0:
-            return flag_type(value)
-        raise ValidationError(f"{flag_type.__name__}: {value:#x} has bits that are not {flag_type.__name__}")
-    if isinstance(value, str):
-        return _parse_enum_name(flag_type, value, prefix)
-    if isinstance(value, (list, tuple)):
-        result = 0
-        for item in value:
-            result |= _parse_flags(flag_type, item, prefix)
-        return flag_type(result)
-    raise ValidationError(f"{flag_type.__name__}: {value!r} is not a flag, a flag name or a list of them")
+        return to_flags("ExecutionFlags", "", value, cls, "DML_EXECUTION_FLAG_")
 
 
 class ReduceFunction(enum.IntEnum):
@@ -228,18 +160,8 @@ class AxisDirection(enum.IntEnum):
 
 
 def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
-    """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name."""
-    if isinstance(value, enum_type):
-        return value
-    if isinstance(value, str):
-        return _parse_enum_name(enum_type, value, prefix)
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return enum_type(value)
-        except ValueError:
-            pass
-    allowed = ", ".join(enum_type.__members__)
-    raise ValidationError(f"{enum_type.__name__}: {value!r} is not one of {allowed}")
+    """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name (convert.to_enum)."""
+    return to_enum(enum_type.__name__, "", value, enum_type, prefix)
 
 
 class OperatorType(enum.IntEnum):

@@ -1,35 +1,55 @@
 """Reads a DxDispatch JSON model into resources, operator descriptors and commands (DIGEST 4).
 
 Every problem raises ModelError with the JSON path of the value at fault, e.g.
-`dispatchables.sum.desc.Axes[0]: 5 is out of range ...`. Nothing here runs an operator.
+`dispatchables.sum.desc.Axes[0]: 5; it must be in [0, 3] ...`. Nothing here runs an operator. Numbers are converted
+exactly for their field or refused (values.py), only regular files are read (files.py), and the keys each kind of
+object may hold are the tables below, which the JSON fuzzer (tests/test_fuzz_json.py) reads too.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..convert import UINT64_MAX, describe
 from ..errors import DmlError
 from ..ops.base import OperatorDesc
 from ..tensor import TensorDesc
 from ..types import DataType, ExecutionFlags, OperatorType, TensorFlags, parse_enum
+from .document import child_path, load_json
+from .errors import ModelError
 from .fields import Field, Kind, fields_of
+from .files import open_regular_file
+from .values import constant_values, json_bool, json_integer, json_real, json_uint, list_values, sequence_values
 
+__all__ = ["Command", "Dispatchable", "Limits", "Model", "ModelError", "Resource", "load_json", "read_model"]
 
-class ModelError(DmlError):
-    """A model file breaks a rule; `path` is the JSON path of the value at fault."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}" if path else message)
-        self.path = path
-        self.message = message
+#: The keys each kind of JSON object may hold (DIGEST 4); any other key is refused as an unknown field.
+TOP_LEVEL_KEYS = frozenset({"$schema", "resources", "dispatchables", "commands"})
+RESOURCE_KEYS = frozenset({"initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes"})
+CONSTANT_KEYS = frozenset({"valueCount", "value"})                       # initialValues: {"valueCount", "value"}
+SEQUENCE_KEYS = frozenset({"valueCount", "valueStart", "valueDelta"})    # ... or a sequence
+FILE_KEYS = frozenset({"sourcePath"})                                    # ... or a file
+DISPATCHABLE_KEYS = frozenset({"type", "desc", "Desc", "executionFlags", "bindings", "dmlCompileType"})
+TENSOR_KEYS = frozenset({"Type", "DataType", "Flags", "DimensionCount", "Sizes", "Strides", "TotalTensorSizeInBytes",
+                         "GuaranteedBaseOffsetAlignment"})
+WRAPPED_KEYS = frozenset({"Type", "Desc"})     # {"Type": ..., "Desc": {...}}: a tensor desc or a nested operator desc
+COMMAND_KEYS = {
+    "dispatch": frozenset({"type", "dispatchable", "bindings", "threadGroupCount"}),
+    "print": frozenset({"type", "resource", "verbose"}),
+    "writeFile": frozenset({"type", "resource", "targetPath", "dimensions"}),
+}
+#: Data types no resource may have: no NumPy dtype holds their elements.
+UNSUPPORTED_RESOURCE_TYPES = (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
+#: The NumPy dtype (native byte order) of every data type a resource may have, to its data type: what .npy files load.
+DATA_TYPES_OF_DTYPES = {data_type.numpy_dtype: data_type for data_type in DataType
+                        if data_type not in UNSUPPORTED_RESOURCE_TYPES}
 
 
 @dataclass
@@ -78,40 +98,23 @@ def default_max_memory() -> int:
         return 4 << 30
 
 
-def load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ModelError("", f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise ModelError("", f"{path} is not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ModelError("", f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-                         ) from None
-    except RecursionError:
-        raise ModelError("", f"{path} nests too deeply") from None
-
-
 def read_model(path: Path, limits: Limits, *, collect: list[ModelError] | None = None) -> Model:
     """Parses a model file. With `collect`, problems in dispatchables are gathered there and reading goes on
     (for `opendml validate`); otherwise the first problem raises."""
     document = load_json(path)
     _expect(document, dict, "", "the model")
-    unknown = set(document) - {"$schema", "resources", "dispatchables", "commands"}
-    if unknown:
-        raise ModelError(sorted(unknown)[0], "unknown top-level key; expected resources, dispatchables, commands")
+    _no_unknown(document, "", TOP_LEVEL_KEYS)
     model = Model(path=path)
     resources = _require(document, "resources", "", dict)
     used = 0
     for name, spec in resources.items():
-        resource = read_resource(f"resources.{name}", name, spec, path.parent, limits, limits.max_memory - used)
+        resource = read_resource(child_path("resources", name), name, spec, path.parent, limits,
+                                 limits.max_memory - used)
         used += resource.data.size
         model.resources[name] = resource
     for name, spec in _require(document, "dispatchables", "", dict).items():
         try:
-            model.dispatchables[name] = read_dispatchable(f"dispatchables.{name}", name, spec)
+            model.dispatchables[name] = read_dispatchable(child_path("dispatchables", name), name, spec)
         except ModelError as error:
             if collect is None:
                 raise
@@ -126,18 +129,18 @@ def read_model(path: Path, limits: Limits, *, collect: list[ModelError] | None =
 
 def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits, memory_left: int) -> Resource:
     _expect(spec, dict, path, "a resource")
-    _no_unknown(spec, path, {"initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes"})
+    _no_unknown(spec, path, RESOURCE_KEYS)
     values_spec = _require(spec, "initialValues", path, (list, dict, str))
     type_spec = spec.get("initialValuesDataType")
     data_type = None if type_spec is None else _data_type(type_spec, f"{path}.initialValuesDataType")
-    if data_type in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4):  # before any file is read as this type
+    if data_type in UNSUPPORTED_RESOURCE_TYPES:  # before any file is read as this type
         raise ModelError(f"{path}.initialValuesDataType", f"{data_type.name} resources are not supported")
     values: np.ndarray[Any, Any] | None
     if values_spec == "deferred":
         values = None
     elif isinstance(values_spec, str):
-        raise ModelError(f"{path}.initialValues", f"{values_spec!r} is not an initializer; use an array, an object "
-                         f"or \"deferred\"")
+        raise ModelError(f"{path}.initialValues", f"{describe(values_spec)} is not an initializer; use an array, an "
+                         f"object or \"deferred\"")
     elif isinstance(values_spec, dict) and "sourcePath" in values_spec:
         values = _read_file(f"{path}.initialValues", values_spec, folder, limits, data_type, memory_left)
         data_type = DataType.parse(values.dtype)
@@ -148,13 +151,13 @@ def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits,
         values = _values(f"{path}.initialValues", values_spec, data_type, memory_left)
     if data_type is None:
         raise ModelError(f"{path}.initialValuesDataType", "is missing; a deferred resource needs a data type")
-    if data_type in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4):
+    if data_type in UNSUPPORTED_RESOURCE_TYPES:
         raise ModelError(f"{path}.initialValuesDataType", f"{data_type.name} resources are not supported")
-    offset = _uint(spec.get("initialValuesOffsetInBytes", 0), f"{path}.initialValuesOffsetInBytes", limit=2**64 - 1)
+    offset = json_uint(spec.get("initialValuesOffsetInBytes", 0), f"{path}.initialValuesOffsetInBytes", UINT64_MAX)
     data_bytes = 0 if values is None else values.nbytes
     needed = offset + data_bytes
     if "sizeInBytes" in spec:
-        size = _uint(spec["sizeInBytes"], f"{path}.sizeInBytes", limit=2**64 - 1)
+        size = json_uint(spec["sizeInBytes"], f"{path}.sizeInBytes", UINT64_MAX)
         if size < needed:
             raise ModelError(f"{path}.sizeInBytes", f"{size} is smaller than the initial data ({needed} bytes "
                              f"including the offset)")
@@ -172,126 +175,90 @@ def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits,
 
 
 def _values(path: str, spec: Any, data_type: DataType, memory_left: int) -> np.ndarray[Any, Any]:
-    dtype = data_type.numpy_dtype
+    """An array, constant or sequence initializer as an array of the data type (values.py)."""
     if isinstance(spec, list):
-        items = [_number(item, f"{path}[{index}]", data_type) for index, item in enumerate(spec)]
-        return _to_dtype(items, dtype, path)
-    _no_unknown(spec, path, {"valueCount", "value", "valueStart", "valueDelta"})
-    count = _uint(_require(spec, "valueCount", path, int), f"{path}.valueCount")
-    if count * dtype.itemsize > memory_left:
+        return list_values(path, spec, data_type)
+    _no_unknown(spec, path, CONSTANT_KEYS | SEQUENCE_KEYS)
+    count = json_uint(_require(spec, "valueCount", path, int), f"{path}.valueCount")
+    if count * data_type.element_size > memory_left:
         raise ModelError(f"{path}.valueCount", f"{count} values would exceed the memory limit "
                          f"({max(memory_left, 0)} bytes left of --max-memory)")
     if "value" in spec:
         if "valueStart" in spec or "valueDelta" in spec:
             raise ModelError(path, "value and valueStart/valueDelta are mutually exclusive")
-        value = _number(spec["value"], f"{path}.value", data_type)
-        return _to_dtype([value], dtype, f"{path}.value").repeat(count)
+        return constant_values(f"{path}.value", spec["value"], count, data_type)
     if "valueStart" in spec or "valueDelta" in spec:
-        start = _number(_require(spec, "valueStart", path, (int, float, str)), f"{path}.valueStart", data_type)
-        delta = _number(_require(spec, "valueDelta", path, (int, float, str)), f"{path}.valueDelta", data_type)
-        if data_type.is_float:
-            with np.errstate(over="ignore", invalid="ignore"):  # beyond the type's range: inf, as in a list
-                sequence = np.float64(start) + np.arange(count, dtype=np.float64) * np.float64(delta)
-                return sequence.astype(dtype)
-        last = int(start) + (count - 1) * int(delta) if count else int(start)
-        _to_dtype([int(start), last], dtype, path)  # range check of the ends
-        return (np.arange(count, dtype=np.int64 if dtype.kind == "i" else np.uint64) * int(delta)
-                + int(start)).astype(dtype)
+        start = _require(spec, "valueStart", path, (int, float, str))
+        delta = _require(spec, "valueDelta", path, (int, float, str))
+        return sequence_values(path, start, delta, count, data_type)
     raise ModelError(path, "needs value, valueStart/valueDelta or sourcePath")
-
-
-def _to_dtype(items: list[float | int], dtype: np.dtype[Any], path: str) -> np.ndarray[Any, Any]:
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        for index, item in enumerate(items):
-            if not isinstance(item, int) or not info.min <= item <= info.max:
-                raise ModelError(f"{path}[{index}]" if len(items) > 1 else path,
-                                 f"{item!r} does not fit {dtype} ({info.min} to {info.max})")
-        return np.array(items, dtype=dtype)
-    with np.errstate(over="ignore"):
-        return np.array(items, dtype=np.float64).astype(dtype)
-
-
-def _number(value: Any, path: str, data_type: DataType) -> float | int:
-    if isinstance(value, str) and data_type.is_float:
-        special = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "+inf": math.inf}
-        if value.strip().lower() in special:
-            return special[value.strip().lower()]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        allowed = "a number, \"nan\", \"inf\" or \"-inf\"" if data_type.is_float else "an integer"
-        raise ModelError(path, f"{value!r} is not {allowed}")
-    if not data_type.is_float and isinstance(value, float):
-        if not value.is_integer():
-            raise ModelError(path, f"{value!r} is not an integer, as {data_type.name} needs")
-        return int(value)
-    return value
 
 
 def _read_file(path: str, spec: dict[str, Any], folder: Path, limits: Limits, data_type: DataType | None,
                memory_left: int) -> np.ndarray[Any, Any]:
-    _no_unknown(spec, path, {"sourcePath"})
+    """The values of a .npy (typed) or .dat/.bin (raw bytes of `data_type`) file, which must be a regular file."""
+    _no_unknown(spec, path, FILE_KEYS)
     source = _require(spec, "sourcePath", path, str)
-    file_path = resolve_path(f"{path}.sourcePath", source, folder, limits)
-    suffix = file_path.suffix.lower()
-    try:
-        size = file_path.stat().st_size
-    except OSError as error:
-        raise ModelError(f"{path}.sourcePath", f"cannot read {source}: {error.strerror or error}") from None
-    if size > memory_left:
-        raise ModelError(f"{path}.sourcePath", f"{source} is {size} bytes, over the memory limit "
-                         f"({max(memory_left, 0)} bytes left of --max-memory; raise it with --max-memory)")
-    try:
-        if suffix == ".npy":
-            _check_npy_header(f"{path}.sourcePath", source, file_path, size, memory_left)
-            array: np.ndarray[Any, Any] = np.load(file_path, allow_pickle=False)
-            if array.dtype.kind not in "iuf":
-                raise ModelError(f"{path}.sourcePath", f"{source} holds {array.dtype} data; only numeric arrays load")
-            array = array.astype(array.dtype.newbyteorder("="))
-            file_type = DataType.parse(array.dtype)
-            if data_type is not None and file_type != data_type:
-                raise ModelError(f"{path}.sourcePath", f"{source} holds {file_type.name} data but "
-                                 f"initialValuesDataType is {data_type.name}")
-            return array.reshape(-1)
-        if suffix in (".dat", ".bin"):
-            if data_type is None:
-                raise ModelError(path.rsplit(".", 1)[0] + ".initialValuesDataType",
-                                 f"is missing; {source} is raw bytes and needs it")
-            raw = np.fromfile(file_path, dtype=np.uint8)
-            if raw.size % data_type.element_size:
-                raise ModelError(f"{path}.sourcePath", f"{source} holds {raw.size} bytes, not a whole number of "
-                                 f"{data_type.name} elements")
-            return raw.view(data_type.numpy_dtype)
-    except (ValueError, EOFError) as error:  # np.load refusing a pickled, malformed or truncated file
-        raise ModelError(f"{path}.sourcePath", f"cannot load {source}: {error or 'the file is truncated'}") from None
-    except OSError as error:
-        raise ModelError(f"{path}.sourcePath", f"cannot read {source}: {error.strerror or error}") from None
-    raise ModelError(f"{path}.sourcePath", f"{source}: only .npy, .dat and .bin files are supported")
+    where = f"{path}.sourcePath"
+    shown = describe(source)
+    file_path = resolve_path(where, source, folder, limits)
+    suffix = Path(source).suffix.lower()   # the name's, as written: a link's target may have another
+    if suffix not in (".npy", ".dat", ".bin"):
+        raise ModelError(where, f"{shown}: only .npy, .dat and .bin files are supported")
+    if suffix != ".npy" and data_type is None:
+        raise ModelError(path.rsplit(".", 1)[0] + ".initialValuesDataType",
+                         f"is missing; {shown} is raw bytes and needs it")
+    stream, size = open_regular_file(file_path, where, shown)
+    with stream:
+        if size > memory_left:
+            raise ModelError(where, f"{shown} is {size} bytes, over the memory limit "
+                             f"({max(memory_left, 0)} bytes left of --max-memory; raise it with --max-memory)")
+        try:
+            if suffix == ".npy":
+                return _read_npy(where, shown, stream, size, data_type, memory_left)
+            assert data_type is not None
+            raw = np.fromfile(stream, dtype=np.uint8, count=size)   # no more than was checked, should it grow
+        except (ValueError, EOFError) as error:  # a malformed or truncated .npy file
+            raise ModelError(where, f"cannot load {shown}: {error or 'the file is truncated'}") from None
+        except OSError as error:
+            raise ModelError(where, f"cannot read {shown}: {error.strerror or error}") from None
+    if raw.size % data_type.element_size:
+        raise ModelError(where, f"{shown} holds {raw.size} bytes, not a whole number of {data_type.name} elements")
+    return raw.view(data_type.numpy_dtype)
 
 
-def _check_npy_header(path: str, source: str, file_path: Path, file_size: int, memory_left: int) -> None:
-    """Reads only the header of a .npy file: a numeric array whose data the file holds and the memory limit allows.
+def _read_npy(where: str, shown: str, stream: BinaryIO, file_size: int, data_type: DataType | None,
+              memory_left: int) -> np.ndarray[Any, Any]:
+    """A .npy file's numeric array, flat and in native byte order; never unpickled.
 
-    np.load allocates what the header declares before it reads the data, so a 100-byte file declaring 10^10 elements
-    would allocate 40 GB: this check comes first.
+    The header is checked before the data is read: np.lib.format allocates what the header declares, so a 100-byte
+    file declaring 10^10 elements would allocate 40 GB.
     """
-    with open(file_path, "rb") as stream:
-        version = np.lib.format.read_magic(stream)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
-        else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
-        data_start = stream.tell()
+    version = np.lib.format.read_magic(stream)
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise ModelError(where, f"cannot load {shown}: .npy format version {version[0]}.{version[1]} is unknown")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, fortran_order, dtype = read_header(stream)
+    data_start = stream.tell()
     if dtype.hasobject:
-        raise ModelError(path, f"cannot load {source}: it holds Python objects, which only unpickling could load "
+        raise ModelError(where, f"cannot load {shown}: it holds Python objects, which only unpickling could load "
                          f"(opendml never unpickles)")
-    if dtype.kind not in "iuf":
-        raise ModelError(path, f"{source} holds {dtype} data; only numeric arrays load")
+    if dtype.kind not in "iuf" or dtype.newbyteorder("=") not in DATA_TYPES_OF_DTYPES:
+        raise ModelError(where, f"{shown} holds {dtype} data; only arrays of a DML data type's numbers load")
+    if any(size < 0 for size in shape):
+        raise ModelError(where, f"cannot load {shown}: its header declares the shape {shape}")
+    file_type = DATA_TYPES_OF_DTYPES[dtype.newbyteorder("=")]
+    if data_type is not None and file_type != data_type:
+        raise ModelError(where, f"{shown} holds {file_type.name} data but initialValuesDataType is {data_type.name}")
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > memory_left:
-        raise ModelError(path, f"{source} declares {nbytes} bytes of data, over the memory limit "
+        raise ModelError(where, f"{shown} declares {nbytes} bytes of data, over the memory limit "
                          f"({max(memory_left, 0)} bytes left of --max-memory; raise it with --max-memory)")
     if nbytes > file_size - data_start:
-        raise ModelError(path, f"{source} declares {nbytes} bytes of data but holds {max(file_size - data_start, 0)}")
+        raise ModelError(where, f"{shown} declares {nbytes} bytes of data but holds {max(file_size - data_start, 0)}")
+    data = np.fromfile(stream, dtype=dtype, count=math.prod(shape))
+    array = data.reshape(shape, order="F" if fortran_order else "C")   # ValueError if the file was cut short
+    return array.astype(array.dtype.newbyteorder("=")).reshape(-1)
 
 
 def resolve_path(path: str, name: str, folder: Path, limits: Limits) -> Path:
@@ -305,9 +272,9 @@ def resolve_inside(path: str, name: str, folder: Path, allow_outside: bool, wher
     try:
         resolved = (candidate if candidate.is_absolute() else folder / candidate).resolve()
     except (OSError, RuntimeError, ValueError) as error:  # a symbolic-link loop, a NUL in the name
-        raise ModelError(path, f"{name!r} is not a usable path ({error})") from None
+        raise ModelError(path, f"{describe(name)} is not a usable path ({error})") from None
     if not allow_outside and not resolved.is_relative_to(folder.resolve()):
-        raise ModelError(path, f"{name} is outside {where}; pass --allow-outside-paths to allow it")
+        raise ModelError(path, f"{describe(name)} is outside {where}; pass --allow-outside-paths to allow it")
     return resolved
 
 
@@ -316,7 +283,7 @@ def resolve_inside(path: str, name: str, folder: Path, allow_outside: bool, wher
 
 def read_dispatchable(path: str, name: str, spec: Any) -> Dispatchable:
     _expect(spec, dict, path, "a dispatchable")
-    _no_unknown(spec, path, {"type", "desc", "Desc", "executionFlags", "bindings", "dmlCompileType"})
+    _no_unknown(spec, path, DISPATCHABLE_KEYS)
     type_name = _require(spec, "type", path, str)
     desc_type = operator_class(type_name, f"{path}.type")
     if "desc" in spec and "Desc" in spec:
@@ -330,7 +297,8 @@ def read_dispatchable(path: str, name: str, spec: Any) -> Dispatchable:
         raise ModelError(f"{path}.executionFlags", str(error)) from None
     compile_type = spec.get("dmlCompileType", "DmlCompileOp")
     if compile_type not in ("DmlCompileOp", "DmlCompileGraph"):
-        raise ModelError(f"{path}.dmlCompileType", f"{compile_type!r} must be DmlCompileOp or DmlCompileGraph")
+        raise ModelError(f"{path}.dmlCompileType", f"{describe(compile_type)}; it must be DmlCompileOp or "
+                         f"DmlCompileGraph")
     bindings = spec.get("bindings", {})
     _expect(bindings, dict, f"{path}.bindings", "an object")
     return Dispatchable(name, desc, flags, bindings)
@@ -344,7 +312,7 @@ def operator_class(type_name: str, path: str) -> type[OperatorDesc]:
     desc_type = OperatorDesc.registry.get(operator_type) if operator_type is not None else None
     if desc_type is None:
         implemented = ", ".join(sorted(kind.dml_name for kind in OperatorDesc.registry))
-        raise ModelError(path, f"{type_name!r} is not an operator opendml implements ({implemented})")
+        raise ModelError(path, f"{describe(type_name)} is not an operator opendml implements ({implemented})")
     return desc_type
 
 
@@ -364,7 +332,7 @@ def read_operator_desc(path: str, desc_type: type[OperatorDesc], spec: dict[str,
         kwargs[item.python_name] = _field_value(item, item_path, spec[item.dml_name])
         if item.count_name:
             count_path = f"{path}.{item.count_name}"
-            count = _uint(_require(spec, item.count_name, path, int), count_path)
+            count = json_uint(_require(spec, item.count_name, path, int), count_path)
             if count != len(spec[item.dml_name]):
                 raise ModelError(count_path, f"is {count} but {item.dml_name} has {len(spec[item.dml_name])} "
                                  f"entries")
@@ -375,6 +343,7 @@ def read_operator_desc(path: str, desc_type: type[OperatorDesc], spec: dict[str,
 
 
 def _field_value(item: Field, path: str, value: Any) -> Any:
+    """A desc field's JSON value, converted for the field's kind (fields.py); the descriptor checks the rest."""
     if item.kind in (Kind.TENSOR, Kind.OPTIONAL_TENSOR):
         return None if value is None else read_tensor_desc(path, value)
     if item.kind is Kind.TENSOR_ARRAY:
@@ -382,21 +351,15 @@ def _field_value(item: Field, path: str, value: Any) -> Any:
         return [read_tensor_desc(f"{path}[{index}]", entry) for index, entry in enumerate(value)]
     if item.kind is Kind.UINT_ARRAY:
         _expect(value, list, path, "an array of integers")
-        return [_uint(entry, f"{path}[{index}]") for index, entry in enumerate(value)]
+        return [json_uint(entry, f"{path}[{index}]") for index, entry in enumerate(value)]
     if item.kind is Kind.UINT:
-        return _uint(value, path)
+        return json_uint(value, path)
     if item.kind is Kind.INT:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ModelError(path, f"{value!r} is not an integer")
-        return value
+        return json_integer(value, path, -2**31, 2**31 - 1, "INT")
     if item.kind is Kind.FLOAT:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ModelError(path, f"{value!r} is not a number")
-        return float(value)
+        return json_real(value, path)
     if item.kind is Kind.BOOL:
-        if not isinstance(value, bool):
-            raise ModelError(path, f"{value!r} is not true or false")
-        return value
+        return json_bool(value, path)
     if item.kind is Kind.ENUM:
         assert item.enum_type is not None
         prefix = "DML_" + "".join("_" + c if c.isupper() else c.upper() for c in item.enum_type.__name__).lstrip("_")
@@ -411,7 +374,7 @@ def _field_value(item: Field, path: str, value: Any) -> Any:
     type_name = _require(value, "Type", path, str)
     nested_type = operator_class(type_name, f"{path}.Type")
     if "Desc" in value:
-        _no_unknown(value, path, {"Type", "Desc"})
+        _no_unknown(value, path, WRAPPED_KEYS)
         return read_operator_desc(f"{path}.Desc", nested_type, _require(value, "Desc", path, dict))
     return read_operator_desc(path, nested_type, {key: entry for key, entry in value.items() if key != "Type"})
 
@@ -419,28 +382,27 @@ def _field_value(item: Field, path: str, value: Any) -> Any:
 def read_tensor_desc(path: str, spec: Any) -> TensorDesc:
     _expect(spec, dict, path, "a tensor desc object")
     if "Desc" in spec:  # the wrapped form {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}
-        _no_unknown(spec, path, {"Type", "Desc"})
+        _no_unknown(spec, path, WRAPPED_KEYS)
         _tensor_type(spec.get("Type", "BUFFER"), f"{path}.Type")
         return read_tensor_desc(f"{path}.Desc", spec["Desc"])
-    _no_unknown(spec, path, {"Type", "DataType", "Flags", "DimensionCount", "Sizes", "Strides",
-                             "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment"})
+    _no_unknown(spec, path, TENSOR_KEYS)
     _tensor_type(spec.get("Type", "BUFFER"), f"{path}.Type")
     data_type = _data_type(_require(spec, "DataType", path, str), f"{path}.DataType")
     sizes = _require(spec, "Sizes", path, list)
-    sizes = [_uint(size, f"{path}.Sizes[{index}]") for index, size in enumerate(sizes)]
-    if "DimensionCount" in spec and _uint(spec["DimensionCount"], f"{path}.DimensionCount") != len(sizes):
+    sizes = [json_uint(size, f"{path}.Sizes[{index}]") for index, size in enumerate(sizes)]
+    if "DimensionCount" in spec and json_uint(spec["DimensionCount"], f"{path}.DimensionCount") != len(sizes):
         raise ModelError(f"{path}.DimensionCount", f"is {spec['DimensionCount']} but Sizes has {len(sizes)} values")
     strides = spec.get("Strides")
     if strides is not None:
         _expect(strides, list, f"{path}.Strides", "an array of integers")
-        strides = [_uint(stride, f"{path}.Strides[{index}]") for index, stride in enumerate(strides)]
+        strides = [json_uint(stride, f"{path}.Strides[{index}]") for index, stride in enumerate(strides)]
     try:
         flags = TensorFlags.parse(spec.get("Flags", "NONE"))
     except DmlError as error:
         raise ModelError(f"{path}.Flags", str(error)) from None
     total = spec.get("TotalTensorSizeInBytes", 0)
-    total = _uint(total, f"{path}.TotalTensorSizeInBytes", limit=2**64 - 1) or None
-    alignment = _uint(spec.get("GuaranteedBaseOffsetAlignment", 0), f"{path}.GuaranteedBaseOffsetAlignment")
+    total = json_uint(total, f"{path}.TotalTensorSizeInBytes", UINT64_MAX) or None
+    alignment = json_uint(spec.get("GuaranteedBaseOffsetAlignment", 0), f"{path}.GuaranteedBaseOffsetAlignment")
     try:
         return TensorDesc(data_type, sizes, strides, flags=flags, total_tensor_size_in_bytes=total,  # type: ignore[arg-type]
                           guaranteed_base_offset_alignment=alignment)
@@ -450,7 +412,7 @@ def read_tensor_desc(path: str, spec: Any) -> TensorDesc:
 
 def _tensor_type(value: Any, path: str) -> None:
     if value not in ("BUFFER", "DML_TENSOR_TYPE_BUFFER"):
-        raise ModelError(path, f"{value!r} is not a tensor type opendml supports (BUFFER)")
+        raise ModelError(path, f"{describe(value)} is not a tensor type opendml supports (BUFFER)")
 
 
 # -- commands --------------------------------------------------------------------------------------------------------
@@ -459,34 +421,42 @@ def _tensor_type(value: Any, path: str) -> None:
 def read_command(path: str, spec: Any, model: Model) -> Command:
     _expect(spec, dict, path, "a command")
     kind = _require(spec, "type", path, str)
+    if kind not in COMMAND_KEYS:
+        raise ModelError(f"{path}.type", f"{describe(kind)} is not a command; use dispatch, print or writeFile")
+    _no_unknown(spec, path, COMMAND_KEYS[kind])
     if kind == "dispatch":
-        _no_unknown(spec, path, {"type", "dispatchable", "bindings", "threadGroupCount"})
         name = _require(spec, "dispatchable", path, str)
         if name not in model.dispatchables:
-            raise ModelError(f"{path}.dispatchable", f"{name!r} is not a dispatchable of this model")
+            raise ModelError(f"{path}.dispatchable", f"{describe(name)} is not a dispatchable of this model")
         _expect(spec.get("bindings", {}), dict, f"{path}.bindings", "an object")
+        if "threadGroupCount" in spec:   # HLSL dispatchables only: checked as DxDispatch reads it, then unused
+            counts = spec["threadGroupCount"]
+            _expect(counts, list, f"{path}.threadGroupCount", "an array of 3 integers")
+            if len(counts) != 3:
+                raise ModelError(f"{path}.threadGroupCount", f"has {len(counts)} values; it must have 3")
+            for index, count in enumerate(counts):
+                json_uint(count, f"{path}.threadGroupCount[{index}]")
     elif kind == "print":
-        _no_unknown(spec, path, {"type", "resource", "verbose"})
         _resource_name(spec, path, model)
-    elif kind == "writeFile":
-        _no_unknown(spec, path, {"type", "resource", "targetPath", "dimensions"})
+        if "verbose" in spec:
+            json_bool(spec["verbose"], f"{path}.verbose")
+    else:
         _resource_name(spec, path, model)
         target = _require(spec, "targetPath", path, str)
         if Path(target).suffix.lower() not in (".npy", ".dat", ".bin"):
-            raise ModelError(f"{path}.targetPath", f"{target}: only .npy, .dat and .bin files can be written")
+            raise ModelError(f"{path}.targetPath", f"{describe(target)}: only .npy, .dat and .bin files can be "
+                             f"written")
         if "dimensions" in spec:
             _expect(spec["dimensions"], list, f"{path}.dimensions", "an array of integers")
             for index, size in enumerate(spec["dimensions"]):
-                _uint(size, f"{path}.dimensions[{index}]")
-    else:
-        raise ModelError(f"{path}.type", f"{kind!r} is not a command; use dispatch, print or writeFile")
+                json_uint(size, f"{path}.dimensions[{index}]")
     return Command(path, kind, spec)
 
 
 def _resource_name(spec: dict[str, Any], path: str, model: Model) -> str:
     name: str = _require(spec, "resource", path, str)
     if name not in model.resources:
-        raise ModelError(f"{path}.resource", f"{name!r} is not a resource of this model")
+        raise ModelError(f"{path}.resource", f"{describe(name)} is not a resource of this model")
     return name
 
 
@@ -506,27 +476,22 @@ def located(path: str, error: DmlError) -> ModelError:
 
 
 def _data_type(value: Any, path: str) -> DataType:
+    """A data type's DML name (FLOAT32 or DML_TENSOR_DATA_TYPE_FLOAT32); NumPy's names are not DxDispatch's."""
     if not isinstance(value, str):
-        raise ModelError(path, f"{value!r} is not a data type name")
+        raise ModelError(path, f"{describe(value)}; it must be a data type name, e.g. FLOAT32")
     try:
         return parse_enum(DataType, value, "DML_TENSOR_DATA_TYPE_")
     except DmlError as error:
         raise ModelError(path, str(error)) from None
 
 
-def _uint(value: Any, path: str, limit: int = 2**32 - 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
-        raise ModelError(path, f"{value!r} is not an integer in [0, {limit}]")
-    return value
-
-
 def _expect(value: Any, kind: type | tuple[type, ...], path: str, what: str) -> None:
     if not isinstance(value, kind):
-        raise ModelError(path, f"must be {what}; got {type(value).__name__}")
+        raise ModelError(path, f"must be {what}; got {_json_kind(type(value).__name__)}")
 
 
 def _require(spec: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...]) -> Any:
-    where = f"{path}.{key}" if path else key
+    where = child_path(path, key)
     if key not in spec:
         raise ModelError(where, "is missing")
     value = spec[key]
@@ -543,8 +508,7 @@ def _json_kind(python_names: str) -> str:
     return python_names
 
 
-def _no_unknown(spec: Mapping[str, Any], path: str, known: set[str]) -> None:
+def _no_unknown(spec: Mapping[str, Any], path: str, known: frozenset[str] | set[str]) -> None:
     for key in spec:
         if key not in known:
-            where = f"{path}.{key}" if path else key
-            raise ModelError(where, f"unknown field; expected one of {', '.join(sorted(known))}")
+            raise ModelError(child_path(path, key), f"unknown field; expected one of {', '.join(sorted(known))}")

@@ -15,11 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from ..convert import UINT64_MAX, describe
 from ..device import Binding, CompiledOperator, Device
 from ..errors import DmlError
 from ..graph import has_device_memory
 from ..types import DataType, TensorFlags
+from .document import child_path
 from .reader import Command, Model, ModelError, located, resolve_inside
+from .values import json_integer, json_uint
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def compile_all(model: Model, device: Device, *, collect: list[ModelError] | Non
     bindings address `memory` (default: the resources' host arrays)."""
     compiled: dict[str, CompiledOperator] = {}
     for name, dispatchable in model.dispatchables.items():
-        path = f"dispatchables.{name}"
+        path = child_path("dispatchables", name)
         try:
             operator = device.create_operator(dispatchable.desc)
             compiled[name] = device.compile_operator(operator, dispatchable.execution_flags)
@@ -75,7 +78,7 @@ def _owned_bindings(path: str, compiled: CompiledOperator, spec: dict[str, Any],
                    if tensor is not None and tensor.flags & TensorFlags.OWNED_BY_DML}
     for bind_point in spec:
         if bind_point not in owned_names:
-            raise ModelError(f"{path}.bindings.{bind_point}", "only OWNED_BY_DML input tensors are bound at "
+            raise ModelError(child_path(f"{path}.bindings", bind_point), "only OWNED_BY_DML input tensors are bound at "
                              "initialization")
     result: list[Binding | None] = []
     for name, _ in compiled.desc.input_slots():
@@ -147,8 +150,8 @@ def _dispatch(command: Command, model: Model, compiled: CompiledOperator, option
     groups = _slot_groups([name for name, _ in desc.input_slots()] + [name for name, _ in desc.output_slots()])
     for bind_point in spec:
         if bind_point not in groups:
-            raise ModelError(f"{path}.bindings.{bind_point}", f"is not a bind point of {desc.label}; bind points: "
-                             f"{', '.join(groups)}")
+            raise ModelError(child_path(f"{path}.bindings", bind_point), f"is not a bind point of {desc.label}; "
+                             f"bind points: {', '.join(groups)}")
     inputs: list[Binding | None] = []
     for name, tensor in desc.input_slots():
         if tensor is None or tensor.flags & TensorFlags.OWNED_BY_DML:
@@ -158,7 +161,8 @@ def _dispatch(command: Command, model: Model, compiled: CompiledOperator, option
     outputs = [_slot_binding(path, name, spec, model, memory) for name, _ in desc.output_slots()]
     for unused in set(spec) - {_group_of(name) for name, tensor in desc.input_slots() if tensor is not None} - {
             _group_of(name) for name, _ in desc.output_slots()}:
-        raise ModelError(f"{path}.bindings.{unused}", f"{desc.label} has no {unused} in its desc (it is absent)")
+        raise ModelError(child_path(f"{path}.bindings", unused), f"{desc.label} has no {unused} in its desc (it is "
+                         f"absent)")
     timed = options.iterations > 1 or options.warmup > 0
     fence = device.create_buffer(4) if device is not None and timed else None
     try:
@@ -211,6 +215,12 @@ def _slot_binding(path: str, slot: str, spec: dict[str, Any], model: Model, memo
     return resource_binding(where, value, model, memory)
 
 
+#: The keys of a binding object (DxDispatch's BufferBindingSource); only name, the element offset, count and size
+#: matter to a DML operator, the others are checked as DxDispatch reads them.
+BINDING_KEYS = frozenset({"name", "elementOffset", "elementCount", "elementSizeInBytes", "elementStride", "format",
+                          "counter", "counterOffsetBytes", "shape"})
+
+
 def resource_binding(path: str, value: Any, model: Model, memory: Memory | None = None) -> Binding:
     """A resource name or {"name", "elementOffset", "elementCount", ...} as a Binding over the resource (over its
     buffer in `memory` when given)."""
@@ -218,20 +228,33 @@ def resource_binding(path: str, value: Any, model: Model, memory: Memory | None 
         value = {"name": value}
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         raise ModelError(path, "must be a resource name or an object with a name")
+    for key in value:
+        if key not in BINDING_KEYS:
+            raise ModelError(child_path(path, key), f"unknown field; expected one of {', '.join(sorted(BINDING_KEYS))}")
     resource = model.resources.get(value["name"])
     if resource is None:
-        raise ModelError(f"{path}.name" if "elementOffset" in value else path,
-                         f"{value['name']!r} is not a resource of this model")
-    element_size = value.get("elementSizeInBytes", value.get("elementStride", resource.data_type.element_size))
-    offset = value.get("elementOffset", 0)
-    count = value.get("elementCount")
-    for key, number in (("elementOffset", offset), ("elementCount", count), ("elementSizeInBytes", element_size)):
-        if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 0):
-            raise ModelError(f"{path}.{key}", f"{number!r} is not a non-negative integer")
-    byte_offset: int = offset * element_size
+        raise ModelError(f"{path}.name" if len(value) > 1 else path,
+                         f"{describe(value['name'])} is not a resource of this model")
+    numbers = {key: json_uint(value[key], f"{path}.{key}", UINT64_MAX) for key in
+               ("elementOffset", "elementCount", "elementSizeInBytes", "elementStride", "counterOffsetBytes")
+               if key in value}
+    for key in ("format", "counter"):
+        if key in value and not isinstance(value[key], str):
+            raise ModelError(f"{path}.{key}", f"{describe(value[key])}; it must be a string")
+    if "shape" in value:
+        shape = value["shape"]
+        if not isinstance(shape, list):
+            raise ModelError(f"{path}.shape", f"{describe(shape)}; it must be an array of integers")
+        for index, size in enumerate(shape):
+            json_integer(size, f"{path}.shape[{index}]", -2**63, 2**63 - 1, "INT64")
+    # DxDispatch: an element size of 0 (the default) is the resource's element size.
+    element_size = numbers.get("elementSizeInBytes", numbers.get("elementStride", 0)) or resource.data_type.element_size
+    offset = numbers.get("elementOffset", 0)
+    byte_offset = offset * element_size
     if byte_offset > resource.data.size:
-        raise ModelError(f"{path}.elementOffset", f"{offset} is past the end of {resource.name!r} "
+        raise ModelError(f"{path}.elementOffset", f"{offset} is past the end of {describe(resource.name)} "
                          f"({resource.data.size} bytes)")
+    count = numbers.get("elementCount")
     size = None if count is None else count * element_size
     return Binding(resource.data if memory is None else memory[resource.name], offset=byte_offset, size=size)
 
@@ -260,8 +283,9 @@ def _write_file(command: Command, model: Model, options: RunOptions,
         dimensions = [int(size) for size in command.spec["dimensions"]]
         count = math.prod(dimensions)  # exact: np.prod would wrap around 2^64 and pass a wrong shape to reshape
         if count != values.size:
-            raise ModelError(f"{command.path}.dimensions", f"{dimensions} hold {count} elements; {resource.name!r} "
-                             f"has {values.size}")
+            shown = count if count.bit_length() <= 128 else describe(count)   # a long list's product is huge
+            raise ModelError(f"{command.path}.dimensions", f"{describe(dimensions)} hold {shown} elements; "
+                             f"{describe(resource.name)} has {values.size}")
         values = values.reshape(dimensions)
     write_atomically(command.path, target, values)
 

@@ -30,6 +30,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..convert import to_float
 from ..errors import UnsupportedError, ValidationError
 from ..support import F16, F32, I8, I16, I32, U8, U16, U32, SupportTable, check_support, row
 from ..tensor import TensorDesc
@@ -45,8 +46,6 @@ FIELDS: dict[str, str] = {
     "Gamma": "gamma", "Steepness": "steepness", "Bias": "bias", "Threshold": "threshold",
 }
 _DML_NAMES = {python: dml for dml, python in FIELDS.items()}
-
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True)
@@ -154,7 +153,7 @@ class ActivationOperatorDesc(OperatorDesc):
             if value is not None:
                 require_tensor(operator, _DML_NAMES[name], value)
         for name in self.parameter_names():
-            object.__setattr__(self, name, float_field(operator, _DML_NAMES[name], getattr(self, name)))
+            object.__setattr__(self, name, to_float(operator, _DML_NAMES[name], getattr(self, name)))
 
     # -- the table's view of this class ---------------------------------------------------------------------------
 
@@ -241,21 +240,6 @@ class ActivationOperatorDesc(OperatorDesc):
     def in_place_pairs(self) -> tuple[tuple[str, str], ...]:
         """OutputTensor may be bound to exactly InputTensor's range where the page allows in-place execution."""
         return (("InputTensor", "OutputTensor"),) if self.info().in_place else ()
-
-
-def float_field(operator: str, name: str, value: object) -> float:
-    """A FLOAT field as a Python float: a real number that a FLOAT holds as a finite value.
-
-    NaN, infinities and finite values beyond FLOAT's range (which a FLOAT would silently turn into infinity) are
-    refused; kernels use the value rounded to FLOAT.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValidationError(f"{operator}: {name} is {value!r}; it must be a number (FLOAT)")
-    number = float(value)
-    if not math.isfinite(number) or abs(number) > _FLOAT32_MAX:
-        raise ValidationError(f"{operator}: {name} is {number!r}; it must be a finite FLOAT (magnitude at most "
-                              f"{_FLOAT32_MAX:.6g})")
-    return number
 
 
 # -- the 17 classes -------------------------------------------------------------------------------------------------

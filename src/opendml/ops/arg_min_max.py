@@ -8,15 +8,14 @@ type that holds the largest index) are REDUCE's own checks, shared through ops/r
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ValidationError
+from ..convert import to_enum, to_uint_list
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import AxisDirection, FeatureLevel, OperatorType, ReduceFunction
-from .base import OperatorDesc, check_axes, require_tensor, uint_list
+from .base import OperatorDesc, check_axes, require_tensor
 from .reduce import ReduceOperatorDesc, check_index_fits, check_reduced_output, reduced_element_count
 
 _INDEX_TYPES = (I64, I32, U64, U32)
@@ -45,8 +44,9 @@ class _ArgMinMaxOperatorDesc(OperatorDesc):
         operator = self.OPERATOR_TYPE.dml_name
         require_tensor(operator, "InputTensor", self.input_tensor)
         require_tensor(operator, "OutputTensor", self.output_tensor)
-        object.__setattr__(self, "axes", uint_list(operator, "Axes", self.axes))
-        object.__setattr__(self, "axis_direction", _direction(operator, self.axis_direction))
+        object.__setattr__(self, "axes", to_uint_list(operator, "Axes", self.axes))
+        object.__setattr__(self, "axis_direction", to_enum(operator, "AxisDirection", self.axis_direction,
+                                                           AxisDirection, "DML_AXIS_DIRECTION_"))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor)]
@@ -106,15 +106,3 @@ class ArgMaxOperatorDesc(_ArgMinMaxOperatorDesc):
     OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.ARGMAX
     REDUCE_FUNCTION: ClassVar[ReduceFunction] = ReduceFunction.ARGMAX
 
-
-def _direction(operator: str, value: object) -> AxisDirection:
-    """AxisDirection from a member, its value or its (short or DML) name, or a ValidationError naming the field.
-    Another enum's member (an IntEnum is an int) is refused."""
-    try:
-        if isinstance(value, enum.Enum) and not isinstance(value, AxisDirection):
-            raise ValidationError("not an AxisDirection")
-        return AxisDirection.parse(value)
-    except ValidationError:
-        allowed = ", ".join(AxisDirection.__members__)
-        raise ValidationError(f"{operator}: AxisDirection is {value!r}; it must be one of {allowed} "
-                              f"(DML_AXIS_DIRECTION_*, or 0 and 1)") from None

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..convert import describe
 from ..errors import ValidationError
 from ..support import SupportTable
 from ..tensor import MAX_DIMENSION_COUNT, TensorDesc, index_of_last_element
@@ -166,19 +167,8 @@ def check_axes(operator: str, axes: Sequence[int], rank: int, tensor: str, field
         seen.add(axis)
 
 
-def uint_list(operator: str, field: str, values: object) -> tuple[int, ...]:
-    """A UINT array field as a tuple of ints, or a ValidationError naming the field."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValidationError(f"{operator}: {field} is {values!r}; it must be a list of integers")
-    result = []
-    for index, value in enumerate(values):
-        if isinstance(value, bool) or not hasattr(value, "__index__") or not 0 <= int(value) < 2**32:
-            raise ValidationError(f"{operator}: {field}[{index}] is {value!r}; it must be an integer in [0, 2^32)")
-        result.append(int(value))
-    return tuple(result)
-
-
 def require_tensor(operator: str, field: str, value: object) -> TensorDesc:
+    """A tensor field: a TensorDesc, or a ValidationError naming the field and what it received."""
     if not isinstance(value, TensorDesc):
-        raise ValidationError(f"{operator}: {field} is {type(value).__name__}; it must be a TensorDesc")
+        raise ValidationError(f"{operator}: {field} is {describe(value)}; it must be a TensorDesc")
     return value

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..convert import to_uint
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
 from .base import OperatorDesc, require_tensor
-from .gather_nd1 import GatherNd1OperatorDesc, check_gather, gather_output_sizes, uint_field
+from .gather_nd1 import GatherNd1OperatorDesc, check_gather, gather_output_sizes
 
 _EIGHT = (F32, F16, I32, I16, I8, U32, U16, U8)
 
@@ -56,7 +57,7 @@ class GatherNdOperatorDesc(OperatorDesc):
         require_tensor(operator, "OutputTensor", self.output_tensor)
         for name, field in (("InputDimensionCount", "input_dimension_count"),
                             ("IndicesDimensionCount", "indices_dimension_count")):
-            object.__setattr__(self, field, uint_field(operator, name, getattr(self, field)))
+            object.__setattr__(self, field, to_uint(operator, name, getattr(self, field)))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..convert import to_uint
 from ..errors import ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
@@ -59,7 +60,7 @@ class GatherNd1OperatorDesc(OperatorDesc):
         for name, field in (("InputDimensionCount", "input_dimension_count"),
                             ("IndicesDimensionCount", "indices_dimension_count"),
                             ("BatchDimensionCount", "batch_dimension_count")):
-            object.__setattr__(self, field, uint_field(operator, name, getattr(self, field)))
+            object.__setattr__(self, field, to_uint(operator, name, getattr(self, field)))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
@@ -149,9 +150,3 @@ def check_gather(operator: str, level: FeatureLevel, support: SupportTable, sour
                               f"(the indices' sizes but the tuple size, then the input's sizes after the {extra}, "
                               f"right-aligned with leading 1s)")
 
-
-def uint_field(operator: str, field: str, value: object) -> int:
-    """A UINT field as an int, or a ValidationError naming the field."""
-    if isinstance(value, bool) or not hasattr(value, "__index__") or not 0 <= int(value) < 2**32:
-        raise ValidationError(f"{operator}: {field} is {value!r}; it must be an integer in [0, 2^32)")
-    return int(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..convert import to_uint
 from ..support import (
     F16,
     F32,
@@ -23,7 +24,7 @@ from ..support import (
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
 from .base import OperatorDesc, require_tensor
-from .split import check_slices, slice_offsets, tensor_array, uint_value
+from .split import check_slices, slice_offsets, tensor_array
 
 _EIGHT = (F32, F16, I32, I16, I8, U32, U16, U8)
 _ELEVEN = (F64, F32, F16, I64, I32, I16, I8, U64, U32, U16, U8)
@@ -57,7 +58,7 @@ class JoinOperatorDesc(OperatorDesc):
         operator = self.OPERATOR_TYPE.dml_name
         object.__setattr__(self, "input_tensors", tensor_array(operator, "InputTensors", self.input_tensors))
         require_tensor(operator, "OutputTensor", self.output_tensor)
-        object.__setattr__(self, "axis", uint_value(operator, "Axis", self.axis))
+        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [(f"InputTensors[{index}]", tensor) for index, tensor in enumerate(self.input_tensors)]

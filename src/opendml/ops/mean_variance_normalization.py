@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..convert import to_bool
 from ..support import F16, F32, L, SupportTable, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
@@ -23,7 +24,6 @@ from .base import OperatorDesc
 from .mean_variance_normalization1 import (
     MeanVarianceNormalization1OperatorDesc,
     ScaleBiasRule,
-    bool_field,
     check_normalization,
     init_normalization_fields,
 )
@@ -69,7 +69,7 @@ class MeanVarianceNormalizationOperatorDesc(OperatorDesc):
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
         init_normalization_fields(self, operator)
-        object.__setattr__(self, "cross_channel", bool_field(operator, "CrossChannel", self.cross_channel))
+        object.__setattr__(self, "cross_channel", to_bool(operator, "CrossChannel", self.cross_channel))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("ScaleTensor", self.scale_tensor),

@@ -13,12 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from ..convert import describe, to_bool, to_float, to_uint_list
 from ..errors import UnsupportedError, ValidationError
 from ..support import F16, F32, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
-from .activations import ActivationOperatorDesc, float_field, fusable_names
-from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor, uint_list
+from .activations import ActivationOperatorDesc, fusable_names
+from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor
 
 _FLOATS = (F32, F16)
 
@@ -77,7 +78,7 @@ class MeanVarianceNormalization1OperatorDesc(OperatorDesc):
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
         init_normalization_fields(self, operator)
-        object.__setattr__(self, "axes", uint_list(operator, "Axes", self.axes))
+        object.__setattr__(self, "axes", to_uint_list(operator, "Axes", self.axes))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor), ("ScaleTensor", self.scale_tensor),
@@ -124,13 +125,6 @@ class NormalizationFields(Protocol):
     def output_slots(self) -> list[tuple[str, TensorDesc]]: ...
 
 
-def bool_field(operator: str, field: str, value: object) -> bool:
-    """A BOOL field as a bool (True, False, 1 or 0), or a ValidationError naming the field."""
-    if not isinstance(value, bool) and not (isinstance(value, int) and value in (0, 1)):
-        raise ValidationError(f"{operator}: {field} is {value!r}; it must be a BOOL (True or False)")
-    return bool(value)
-
-
 def init_normalization_fields(desc: NormalizationFields, operator: str) -> None:
     """The shared part of both descriptors' __post_init__: tensor types, NormalizeVariance and Epsilon normalized
     (a frozen dataclass's fields are set through object.__setattr__), FusedActivation's type."""
@@ -139,11 +133,11 @@ def init_normalization_fields(desc: NormalizationFields, operator: str) -> None:
     for name, value in (("ScaleTensor", desc.scale_tensor), ("BiasTensor", desc.bias_tensor)):
         if value is not None:
             require_tensor(operator, name, value)
-    object.__setattr__(desc, "normalize_variance", bool_field(operator, "NormalizeVariance", desc.normalize_variance))
-    object.__setattr__(desc, "epsilon", float_field(operator, "Epsilon", desc.epsilon))
+    object.__setattr__(desc, "normalize_variance", to_bool(operator, "NormalizeVariance", desc.normalize_variance))
+    object.__setattr__(desc, "epsilon", to_float(operator, "Epsilon", desc.epsilon))
     if desc.fused_activation is not None and not isinstance(desc.fused_activation, OperatorDesc):
-        raise ValidationError(f"{operator}: FusedActivation is {type(desc.fused_activation).__name__}; it must "
-                              f"be an operator descriptor (one of {fusable_names()}) or None")
+        raise ValidationError(f"{operator}: FusedActivation is {describe(desc.fused_activation)}; it must be an "
+                              f"operator descriptor (one of {fusable_names()}) or None")
 
 
 def check_normalization(desc: NormalizationFields, operator: str, level: FeatureLevel, support: SupportTable,

@@ -4,8 +4,8 @@ names, which is OnValue."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import SupportsIndex
 
+from ..convert import to_uint
 from ..errors import ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
@@ -50,10 +50,7 @@ class OneHotOperatorDesc(OperatorDesc):
         require_tensor(operator, "IndicesTensor", self.indices_tensor)
         require_tensor(operator, "ValuesTensor", self.values_tensor)
         require_tensor(operator, "OutputTensor", self.output_tensor)
-        axis = self.axis
-        if isinstance(axis, bool) or not isinstance(axis, SupportsIndex) or not 0 <= int(axis) < 2**32:
-            raise ValidationError(f"{operator}: Axis is {axis!r}; it must be an integer in [0, 2^32)")
-        object.__setattr__(self, "axis", int(axis))
+        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("IndicesTensor", self.indices_tensor), ("ValuesTensor", self.values_tensor)]

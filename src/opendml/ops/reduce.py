@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..convert import to_enum, to_uint_list
 from ..errors import ValidationError
 from ..support import F16, F32, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType, ReduceFunction
-from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor, uint_list
+from .base import OperatorDesc, check_axes, check_same_data_type, check_same_rank, require_tensor
 
 R = ReduceFunction
 _ARG_INDEX_TYPES = (I64, I32, U64, U32)
@@ -81,10 +82,11 @@ class ReduceOperatorDesc(OperatorDesc):
 
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
-        object.__setattr__(self, "function", ReduceFunction.parse(self.function))
+        object.__setattr__(self, "function", to_enum(operator, "Function", self.function, ReduceFunction,
+                                                      "DML_REDUCE_FUNCTION_"))
         require_tensor(operator, "InputTensor", self.input_tensor)
         require_tensor(operator, "OutputTensor", self.output_tensor)
-        object.__setattr__(self, "axes", uint_list(operator, "Axes", self.axes))
+        object.__setattr__(self, "axes", to_uint_list(operator, "Axes", self.axes))
 
     @property
     def label(self) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import SupportsIndex
 
+from ..convert import to_sequence, to_uint
 from ..errors import ValidationError
 from ..support import (
     F16,
@@ -61,7 +61,7 @@ class SplitOperatorDesc(OperatorDesc):
         operator = self.OPERATOR_TYPE.dml_name
         require_tensor(operator, "InputTensor", self.input_tensor)
         object.__setattr__(self, "output_tensors", tensor_array(operator, "OutputTensors", self.output_tensors))
-        object.__setattr__(self, "axis", uint_value(operator, "Axis", self.axis))
+        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
 
     def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
         return [("InputTensor", self.input_tensor)]
@@ -87,11 +87,8 @@ class SplitOperatorDesc(OperatorDesc):
 def tensor_array(operator: str, field: str, value: object) -> tuple[TensorDesc, ...]:
     """A TensorDesc array field (SPLIT's OutputTensors, JOIN's InputTensors) as a tuple, or a ValidationError
     naming the field or its element."""
-    if isinstance(value, TensorDesc) or not isinstance(value, Sequence) or isinstance(value, str):
-        raise ValidationError(f"{operator}: {field} is {type(value).__name__}; it must be a list of TensorDesc")
-    for index, tensor in enumerate(value):
-        require_tensor(operator, f"{field}[{index}]", tensor)
-    return tuple(value)
+    items = to_sequence(operator, field, value, what="a list of TensorDesc")
+    return tuple(require_tensor(operator, f"{field}[{index}]", tensor) for index, tensor in enumerate(items))
 
 
 def slice_offsets(parts: Sequence[TensorDesc], axis: int) -> tuple[int, ...]:
@@ -130,13 +127,7 @@ def check_slices(desc: OperatorDesc, level: FeatureLevel, table: SupportTable, w
                                   f"must equal {whole_name}.Sizes {list(whole.sizes)}")
     total = sum(part.sizes[axis] for part in parts)
     if total != whole.sizes[axis]:
-        addends = " + ".join(str(part.sizes[axis]) for part in parts)
-        raise ValidationError(f"{operator}: the {parts_name}' sizes along Axis {axis} add up to {addends} = "
-                              f"{total}; they must add up to {whole_name}.Sizes[{axis}] ({whole.sizes[axis]})")
+        addends = " + ".join(str(part.sizes[axis]) for part in parts) + " = " if len(parts) <= 16 else ""
+        raise ValidationError(f"{operator}: the {parts_name}' sizes along Axis {axis} add up to {addends}{total}; "
+                              f"they must add up to {whole_name}.Sizes[{axis}] ({whole.sizes[axis]})")
 
-
-def uint_value(operator: str, field: str, value: object) -> int:
-    """A UINT field as an int, or a ValidationError naming the field."""
-    if isinstance(value, bool) or not isinstance(value, SupportsIndex) or not 0 <= int(value) < 2**32:
-        raise ValidationError(f"{operator}: {field} is {value!r}; it must be an integer in [0, 2^32)")
-    return int(value)

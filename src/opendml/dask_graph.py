@@ -1,0 +1,662 @@
+"""A compiled `dml.Graph` on Dask arrays: every node lowered to Dask tasks whose chunks run opendml's own kernels.
+
+`CompiledGraph.__call__` hands over to `lower` when an input is a Dask array (after checking every input's name,
+dtype and shape, as for NumPy inputs). The result is one lazy Dask array per graph output, and the whole graph is
+one Dask graph: nothing is computed until the caller computes it (under a `distributed.Client`, on its workers).
+Dask is imported here only, and only then; `pip install "opendml[dask]"` installs it.
+
+Every chunk runs on a worker's CPU device at the graph device's feature level and debug setting, with the graph's
+execution flags: the node's own operator, described for the chunk's shape, compiled once per process and shape
+(`_compiled`). How each node is lowered:
+
+- The 17 standalone activations: the operator on every chunk (`map_blocks`).
+- SPLIT: slices of the input; JOIN: `concatenate`. Nothing is copied until computed.
+- ONE_HOT: the operator on every chunk of the indices, with the values in one chunk; the output's chunks are the
+  indices', with the whole depth along Axis.
+- GATHER_ND1 and GATHER_ND: the operator on every chunk of the indices (chunked freely, but for the tuple dimension,
+  which is small), against the input with its gathered dimensions (those the index tuples address) in one chunk:
+  they are rechunked automatically. The input's batch dimensions follow the indices' chunks, and the dimensions after
+  the gathered ones keep their chunks, so a chunk of the output reads one column of the input's chunks.
+- REDUCE, ARGMIN, ARGMAX: where the chunks hold whole reduced blocks, the operator on every chunk. Otherwise a
+  partial per chunk, by the operator's kernel, combined in a tree (`dask.array.reduction`) by the REDUCE kernels over
+  the partials: MIN/MAX by themselves; SUM, L1, SUM_SQUARE, AVERAGE, L2 and LOG_SUM as sums (AVERAGE, L2 and
+  LOG_SUM finish after the combine); MULTIPLY as products; LOG_SUM_EXP by LOG_SUM_EXP over the chunks' results
+  (each max-shifted); ARGMIN/ARGMAX carry (value, index in the whole reduced block), and the combine runs the
+  ARGMIN/ARGMAX kernel over the candidates in index order, so its tie and NaN rules, in either AxisDirection, hold
+  across chunks. Integer partials wrap in the data type, exactly as one machine's; floating partials are float64,
+  from the FLOAT32 kernel (FLOAT16 chunks are widened to FLOAT32 first, so FLOAT16 keeps its FLOAT32 accumulation
+  across chunks), redone in float64 where FLOAT32 overflowed (or, for MULTIPLY, underflowed) inside a chunk.
+- MEAN_VARIANCE_NORMALIZATION1 and MEAN_VARIANCE_NORMALIZATION: where the chunks hold whole normalized groups, the
+  operator on every chunk (with Scale and Bias chunked alike). Otherwise each chunk's count, sum and sum of squared
+  deviations from its own mean (float64), combined in a tree with Chan et al.'s parallel update; then one pass per
+  chunk normalizes, scales and biases in float64 and runs the fused activation as the standalone activation operator
+  (FLOAT32, the precision of the fused kernel) before rounding once to the data type.
+- Graph constants are single-chunk Dask arrays; NumPy inputs given beside Dask ones are wrapped with `from_array`.
+
+An opendml error raised on a worker (a debug device refusing a GATHER_ND1 index, an input that differs where its
+strides alias) reaches the caller as that error, naming the operator and the Dask chunk.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from .device import Binding, CompiledOperator, Device
+from .errors import BindingError, DmlError, UnsupportedError
+from .ops.activations import ActivationOperatorDesc
+from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
+from .ops.base import OperatorDesc, strides_overlap
+from .ops.gather_nd import GatherNdOperatorDesc
+from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
+from .ops.join import JoinOperatorDesc
+from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
+from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from .ops.one_hot import OneHotOperatorDesc
+from .ops.reduce import ReduceOperatorDesc, reduced_sizes
+from .ops.split import SplitOperatorDesc
+from .tensor import TensorDesc, packed_strides
+from .types import DataType, ExecutionFlags, FeatureLevel, ReduceFunction
+
+if TYPE_CHECKING:
+    from .graph import CompiledGraph, Expression
+
+__all__ = ["is_dask_array", "lower"]
+
+NDArray = np.ndarray[Any, Any]
+#: A Dask array (typed loosely: Dask is an optional dependency).
+DaskArray = Any
+
+R = ReduceFunction
+#: The REDUCE function each chunk computes for a function, and the one that combines the chunks' partials.
+_CHUNK_FUNCTION = {R.AVERAGE: R.SUM, R.L2: R.SUM_SQUARE, R.LOG_SUM: R.SUM}
+_COMBINE_FUNCTION = {R.L1: R.SUM, R.SUM_SQUARE: R.SUM, R.AVERAGE: R.SUM, R.L2: R.SUM, R.LOG_SUM: R.SUM}
+#: What the functions that finish after the combine do with the combined float64 sum and the block's count N (as the
+#: REDUCE kernels finish them, in float64 before the one rounding).
+_FINISH: dict[ReduceFunction, Callable[[NDArray, int], NDArray]] = {
+    R.AVERAGE: lambda total, count: total / count,
+    R.L2: lambda total, count: np.sqrt(total),
+    R.LOG_SUM: lambda total, count: np.log(total),
+}
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+#: Per chunk statistics of a normalization (float64) and what the combine leaves for the normalizing pass.
+_STATISTICS = np.dtype([("count", np.float64), ("total", np.float64), ("m2", np.float64)])
+_NORMALIZER = np.dtype([("mean", np.float64), ("rstd", np.float64)])
+
+
+def _dask_array() -> Any:
+    """dask.array, imported here on first use (typed loosely: Dask is an optional dependency)."""
+    return importlib.import_module("dask.array")
+
+
+def is_dask_array(value: object) -> bool:
+    """Whether `value` is a Dask array. Imports nothing (a Dask array exists only where Dask is imported), so that
+    `CompiledGraph` can look for Dask inputs without importing Dask."""
+    array_type = getattr(sys.modules.get("dask.array"), "Array", None)
+    return isinstance(array_type, type) and isinstance(value, array_type)
+
+
+# -- on the workers: compiled operators and their dispatch ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Context:
+    """How a graph's chunks run: on a CPU device at the graph device's feature level and debug setting, compiled with
+    the graph's execution flags."""
+
+    level: FeatureLevel
+    debug: bool
+    flags: ExecutionFlags
+
+
+@functools.lru_cache(maxsize=16)
+def _device(level: FeatureLevel, debug: bool) -> Device:
+    return Device(level, backend="cpu", debug=debug)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(desc: OperatorDesc, context: _Context) -> CompiledOperator:
+    """The compiled operator of a chunk's descriptor, once per process (descriptors are frozen, so hashable)."""
+    device = _device(context.level, context.debug)
+    return device.compile_operator(device.create_operator(desc), context.flags)
+
+
+def _packed(data_type: DataType, sizes: Sequence[int]) -> TensorDesc:
+    return TensorDesc(data_type, tuple(int(size) for size in sizes))
+
+
+def _binding(array: NDArray, desc: TensorDesc) -> Binding:
+    """A chunk bound where it lies when its memory holds the tensor (C-contiguous, TotalTensorSizeInBytes long),
+    else a packed copy padded to TotalTensorSizeInBytes (a multiple of 4 bytes)."""
+    array = np.asarray(array)
+    if array.flags.c_contiguous and array.flags.aligned and array.nbytes >= desc.total_tensor_size_in_bytes:
+        return Binding(array)
+    buffer = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+    buffer[: array.nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    return Binding(buffer)
+
+
+def _run(desc: OperatorDesc, context: _Context, arrays: Sequence[NDArray | None]) -> list[NDArray]:
+    """Runs the operator on logical arrays (one per input slot, None for an absent one) and returns its outputs."""
+    inputs = [None if array is None or tensor is None else _binding(array, tensor)
+              for (_, tensor), array in zip(desc.input_slots(), arrays, strict=True)]
+    outputs: list[NDArray] = []
+    bindings: list[Binding] = []
+    for _, tensor in desc.output_slots():
+        dtype = tensor.data_type.numpy_dtype
+        buffer = np.empty(tensor.total_tensor_size_in_bytes, np.uint8)
+        outputs.append(buffer[: tensor.element_count * dtype.itemsize].view(dtype).reshape(tensor.sizes))
+        bindings.append(Binding(buffer))
+    _compiled(desc, context).execute(inputs, bindings)
+    return outputs
+
+
+def _for_chunk(desc: OperatorDesc, shapes: Sequence[tuple[int, ...] | None]) -> OperatorDesc:
+    """The node's descriptor for one chunk: packed input tensors of the chunks' shapes (one per input slot, None for
+    an absent one), the output tensors inferred as the graph infers them."""
+    tensors = [None if shape is None or tensor is None else _packed(tensor.data_type, shape)
+               for (_, tensor), shape in zip(desc.input_slots(), shapes, strict=True)]
+    x = tensors[0]
+    assert x is not None
+    if isinstance(desc, (ReduceOperatorDesc, ArgMinOperatorDesc, ArgMaxOperatorDesc)):
+        output = _packed(desc.output_tensor.data_type, reduced_sizes(x.sizes, desc.axes))
+        return replace(desc, input_tensor=x, output_tensor=output)
+    if isinstance(desc, ActivationOperatorDesc):
+        return replace(desc, input_tensor=x, output_tensor=_packed(x.data_type, x.sizes))
+    if isinstance(desc, (MeanVarianceNormalization1OperatorDesc, MeanVarianceNormalizationOperatorDesc)):
+        return replace(desc, input_tensor=x, scale_tensor=tensors[1], bias_tensor=tensors[2],
+                       output_tensor=_packed(x.data_type, x.sizes))
+    if isinstance(desc, OneHotOperatorDesc):
+        values = tensors[1]
+        assert values is not None
+        sizes = tuple(desc.depth if dim == desc.axis else size for dim, size in enumerate(x.sizes))
+        return replace(desc, indices_tensor=x, values_tensor=values, output_tensor=_packed(values.data_type, sizes))
+    if isinstance(desc, (GatherNd1OperatorDesc, GatherNdOperatorDesc)):
+        indices = tensors[1]
+        assert indices is not None
+        batch = desc.batch_dimension_count if isinstance(desc, GatherNd1OperatorDesc) else 0
+        sizes = gather_output_sizes(x, indices, desc.input_dimension_count, desc.indices_dimension_count, batch)
+        return replace(desc, input_tensor=x, indices_tensor=indices, output_tensor=_packed(x.data_type, sizes))
+    raise UnsupportedError(f"{desc.label} has no Dask lowering")
+
+
+def _in_chunk(error: DmlError, where: str) -> DmlError:
+    """The same error, saying which Dask chunk raised it."""
+    return type(error)(f"{error} [Dask: {where}]")
+
+
+def _chunk_output(desc: OperatorDesc, context: _Context, present: tuple[bool, ...], blocks: Sequence[Any]
+                  ) -> NDArray:
+    """The node's own operator on one chunk of each of its present inputs (`present`: one flag per input slot)."""
+    arrays = iter(blocks)
+    inputs: list[NDArray | None] = [np.asarray(next(arrays)) if given else None for given in present]
+    return _run(_for_chunk(desc, [None if array is None else array.shape for array in inputs]), context, inputs)[0]
+
+
+def _node_chunk(desc: OperatorDesc, context: _Context, present: tuple[bool, ...], *blocks: Any,
+                block_id: tuple[int, ...] = ()) -> NDArray:
+    """`_chunk_output` as a task: an opendml error says which output chunk raised it."""
+    try:
+        return _chunk_output(desc, context, present, blocks)
+    except DmlError as error:
+        raise _in_chunk(error, f"output chunk {list(block_id)}") from None
+
+
+# -- REDUCE, ARGMIN, ARGMAX ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Reduction:
+    """A reduction whose reduced axes are cut into chunks: what every partial, combine and finish step needs."""
+
+    desc: ReduceOperatorDesc | ArgMinOperatorDesc | ArgMaxOperatorDesc
+    context: _Context
+    starts: tuple[tuple[int, ...], ...]     # where each chunk starts, per reduced axis (in `axes` order)
+
+    @property
+    def function(self) -> ReduceFunction:
+        desc = self.desc
+        return desc.function if isinstance(desc, ReduceOperatorDesc) else desc.REDUCE_FUNCTION
+
+    @property
+    def decreasing(self) -> bool:
+        return not isinstance(self.desc, ReduceOperatorDesc) and self.desc.decreasing
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return tuple(sorted(self.desc.axes))
+
+    @property
+    def is_arg(self) -> bool:
+        return self.function in (R.ARGMAX, R.ARGMIN)
+
+    @property
+    def partial_dtype(self) -> np.dtype[Any]:
+        """(value, index in the block) for ARGMIN/ARGMAX; the data type for MIN, MAX and integers; else float64."""
+        source = self.desc.input_tensor.data_type.numpy_dtype
+        if self.is_arg:
+            return np.dtype([("value", source), ("index", np.int64)])
+        if self.function in (R.MIN, R.MAX) or source.kind != "f":
+            return source
+        return np.dtype(np.float64)
+
+
+@functools.lru_cache(maxsize=256)
+def _reduce_plan(function: ReduceFunction, input_dtype: str, output_dtype: str, sizes: tuple[int, ...],
+                 axes: tuple[int, ...], decreasing: bool = False) -> Callable[[NDArray, NDArray], None]:
+    """The REDUCE kernels' plan for a packed array: the combine steps run the operator's own kernels over partials,
+    in the partials' data type (float64 included, which no REDUCE descriptor takes)."""
+    from .backends.cpu.reduce_kernels import make_reduce_plan
+
+    output_sizes = reduced_sizes(sizes, axes)
+    return make_reduce_plan(int(function), np.dtype(input_dtype), np.dtype(output_dtype), sizes,
+                            packed_strides(sizes), packed_strides(output_sizes), axes, decreasing)
+
+
+def _kernel_reduce(function: ReduceFunction, array: NDArray, axes: tuple[int, ...], output_dtype: Any = None,
+                   decreasing: bool = False) -> NDArray:
+    """REDUCE by the kernel's plan over a packed copy of `array` (keepdims)."""
+    array = np.ascontiguousarray(array)
+    dtype = np.dtype(output_dtype or array.dtype)
+    output = np.empty(reduced_sizes(array.shape, axes), dtype)
+    _reduce_plan(function, array.dtype.str, dtype.str, array.shape, axes, decreasing)(array.reshape(-1),
+                                                                                      output.reshape(-1))
+    return output
+
+
+def _reduce_partial(reduction: _Reduction, block: Any, block_id: tuple[int, ...] = ()) -> NDArray:
+    """One chunk's partial (keepdims), by the operator's kernel on the chunk."""
+    block = np.asarray(block)
+    desc, context, function, axes = reduction.desc, reduction.context, reduction.function, reduction.axes
+    try:
+        if reduction.is_arg:
+            local = _run(_for_chunk(desc, [block.shape]), context, [block])[0].astype(np.intp)
+            return _arg_partial(reduction, block, local, block_id)
+        if function in (R.MIN, R.MAX) or block.dtype.kind != "f":
+            return _run(_for_chunk(desc, [block.shape]), context, [block])[0]
+        chunk_function = _CHUNK_FUNCTION.get(function, function)
+        # FLOAT16 chunks are widened (exactly) to FLOAT32, so that their partial keeps FLOAT32 accumulation.
+        wide = block if block.dtype == np.float32 else block.astype(np.float32)
+        chunk_desc = replace(cast(ReduceOperatorDesc, _for_chunk(desc, [block.shape])), function=chunk_function,
+                             input_tensor=_packed(DataType.FLOAT32, block.shape),
+                             output_tensor=_packed(DataType.FLOAT32, reduced_sizes(block.shape, desc.axes)))
+        partial = _run(chunk_desc, context, [wide])[0].astype(np.float64)
+    except DmlError as error:
+        raise _in_chunk(error, f"input chunk {list(block_id)}") from None
+    with np.errstate(invalid="ignore"):
+        lost = not np.isfinite(partial).all() or (function == R.MULTIPLY and (np.abs(partial) < _FLOAT32_TINY).any())
+    if lost:
+        # FLOAT32 overflowed (or a product underflowed) inside the chunk, or the chunk holds infinities or NaN: the
+        # same kernel in float64, as one machine accumulates, so that the combine sees what one machine would.
+        partial = _kernel_reduce(chunk_function, block.astype(np.float64), axes)
+    return partial
+
+
+def _arg_partial(reduction: _Reduction, block: NDArray, local: NDArray, block_id: tuple[int, ...]) -> NDArray:
+    """(the chunk's extreme, its index in the whole reduced block) from the index within the chunk."""
+    axes = reduction.axes
+    source = reduction.desc.input_tensor.sizes
+    coordinates = np.unravel_index(local, tuple(block.shape[axis] for axis in axes))
+    picks: list[NDArray] = []
+    for dim, size in enumerate(block.shape):
+        if dim in axes:
+            picks.append(coordinates[axes.index(dim)])
+        else:
+            picks.append(np.arange(size).reshape([-1 if other == dim else 1 for other in range(block.ndim)]))
+    partial = np.empty(local.shape, reduction.partial_dtype)
+    partial["value"] = block[tuple(picks)]
+    whole = [coordinates[position] + reduction.starts[position][block_id[axis]]
+             for position, axis in enumerate(axes)]
+    partial["index"] = np.ravel_multi_index(whole, tuple(source[axis] for axis in axes))
+    return partial
+
+
+def _reduce_combine(reduction: _Reduction, partials: NDArray, axis: Any = None, keepdims: bool = True,
+                    **_: Any) -> NDArray:
+    """The partials of neighbouring chunks (concatenated along the reduced axes) combined into one (keepdims)."""
+    axes = reduction.axes
+    if not reduction.is_arg:
+        return _kernel_reduce(_COMBINE_FUNCTION.get(reduction.function, reduction.function), partials, axes)
+    # The candidates in the order of their index in the block, so that the kernel's first (last) extreme and first
+    # (last) NaN in walking order are the block's.
+    kept = partials.ndim - len(axes)
+    moved = np.moveaxis(partials, axes, tuple(range(kept, partials.ndim)))
+    candidates = moved.reshape((*moved.shape[:kept], -1))
+    candidates = np.take_along_axis(candidates, np.argsort(candidates["index"], axis=-1, kind="stable"), axis=-1)
+    position = _kernel_reduce(reduction.function, candidates["value"], (kept,), np.int64, reduction.decreasing)
+    chosen = np.take_along_axis(candidates, position, axis=-1)
+    return chosen.reshape(reduced_sizes(partials.shape, axes))
+
+
+def _reduce_aggregate(reduction: _Reduction, partials: NDArray, axis: Any = None, keepdims: bool = True,
+                      **_: Any) -> NDArray:
+    """The last combine, then the finish (AVERAGE, L2, LOG_SUM) and the one rounding to the output's data type."""
+    combined = _reduce_combine(reduction, partials)
+    output_dtype = reduction.desc.output_tensor.data_type.numpy_dtype
+    if reduction.is_arg:
+        return combined["index"].astype(output_dtype)
+    finish = _FINISH.get(reduction.function)
+    with np.errstate(all="ignore"):
+        if finish is not None:
+            combined = finish(combined, reduction.desc.reduced_element_count)
+        return combined.astype(output_dtype)
+
+
+def _identity(output_dtype: np.dtype[Any], partials: NDArray, axis: Any = None, keepdims: bool = True,
+              computing_meta: bool = False, **_: Any) -> NDArray:
+    """The chunk step of `dask.array.reduction` over partials that are already made. When Dask asks for its result's
+    type (computing_meta), an empty array of the reduction's output type: partials are records Dask cannot cast."""
+    return np.empty((0,) * partials.ndim, output_dtype) if computing_meta else partials
+
+
+def _lower_reduce(desc: ReduceOperatorDesc | ArgMinOperatorDesc | ArgMaxOperatorDesc, context: _Context,
+                  x: DaskArray) -> DaskArray:
+    da = _dask_array()
+
+    axes = tuple(sorted(desc.axes))
+    output_dtype = desc.output_tensor.data_type.numpy_dtype
+    reduced_chunks = tuple(((1,) * len(chunks)) if dim in axes else chunks for dim, chunks in enumerate(x.chunks))
+    name = _token(desc)
+    if all(x.numblocks[axis] == 1 for axis in axes):
+        # Every chunk holds whole reduced blocks: the operator itself, chunk by chunk.
+        task = functools.partial(_node_chunk, desc, context, (True,))
+        return x.map_blocks(task, chunks=reduced_chunks, dtype=output_dtype, meta=_meta(x.ndim, output_dtype),
+                            name=_key(name, task, x))
+    starts = tuple(tuple(np.cumsum((0, *x.chunks[axis][:-1])).tolist()) for axis in axes)
+    reduction = _Reduction(desc, context, starts)
+    task = functools.partial(_reduce_partial, reduction)
+    partials = x.map_blocks(task, chunks=reduced_chunks, dtype=reduction.partial_dtype,
+                            meta=_meta(x.ndim, reduction.partial_dtype), name=_key(f"{name}-partial", task, x))
+    return da.reduction(partials, chunk=functools.partial(_identity, output_dtype),
+                        combine=functools.partial(_reduce_combine, reduction),
+                        aggregate=functools.partial(_reduce_aggregate, reduction), axis=axes, keepdims=True,
+                        dtype=output_dtype, meta=_meta(x.ndim, output_dtype), concatenate=True, name=name)
+
+
+# -- MEAN_VARIANCE_NORMALIZATION1 and MEAN_VARIANCE_NORMALIZATION ---------------------------------------------------
+
+def _statistics_partial(axes: tuple[int, ...], block: Any) -> NDArray:
+    """A chunk's count, sum and sum of squared deviations from its own mean (M2), per group, in float64."""
+    values = np.asarray(block, np.float64)
+    partial = np.empty(reduced_sizes(values.shape, axes), _STATISTICS)
+    count = math.prod(values.shape[axis] for axis in axes)
+    with np.errstate(all="ignore"):
+        total = values.sum(axis=axes, keepdims=True)
+        deviations = values - total / count
+        np.square(deviations, out=deviations)
+        partial["m2"] = deviations.sum(axis=axes, keepdims=True)
+    partial["count"], partial["total"] = count, total
+    return partial
+
+
+def _statistics_combine(partials: NDArray, axis: Any = None, keepdims: bool = True, **_: Any) -> NDArray:
+    """Chan et al.'s parallel update of k partials at once: M2 = sum(M2_i + n_i (mean_i - mean)^2), the mean being
+    the total over the count (as the kernel keeps it, so that one infinite chunk does not turn the rest into NaN)."""
+    axes = tuple(axis)
+    combined = np.empty(reduced_sizes(partials.shape, axes), _STATISTICS)
+    with np.errstate(all="ignore"):
+        count = partials["count"].sum(axis=axes, keepdims=True)
+        total = partials["total"].sum(axis=axes, keepdims=True)
+        spread = partials["count"] * np.square(partials["total"] / partials["count"] - total / count)
+        combined["m2"] = (partials["m2"] + spread).sum(axis=axes, keepdims=True)
+    combined["count"], combined["total"] = count, total
+    return combined
+
+
+def _statistics_aggregate(normalize: bool, epsilon: float, partials: NDArray, axis: Any = None,
+                          keepdims: bool = True, **_: Any) -> NDArray:
+    """Each group's mean and 1 / sqrt(variance + Epsilon) (1 without NormalizeVariance), as the kernel takes them:
+    the population variance, Epsilon as the FLOAT it is."""
+    combined = _statistics_combine(partials, axis)
+    normalizer = np.empty(combined.shape, _NORMALIZER)
+    with np.errstate(all="ignore"):
+        normalizer["mean"] = combined["total"] / combined["count"]
+        normalizer["rstd"] = 1.0 / np.sqrt(combined["m2"] / combined["count"] + epsilon) if normalize else 1.0
+    return normalizer
+
+
+def _normalize_chunk(desc: MeanVarianceNormalization1OperatorDesc | MeanVarianceNormalizationOperatorDesc,
+                     context: _Context, present: tuple[bool, bool], block: Any, normalizer: Any, *sides: Any,
+                     block_id: tuple[int, ...] = ()) -> NDArray:
+    """One chunk normalized with its groups' combined statistics, scaled, biased (float64), then the fused
+    activation by the standalone activation operator in FLOAT32, and one rounding to the data type."""
+    block = np.asarray(block)
+    given = iter(sides)
+    scale, bias = (np.asarray(next(given)) if flag else None for flag in present)
+    with np.errstate(all="ignore"):
+        normalized = (block.astype(np.float64) - normalizer["mean"]) * normalizer["rstd"]
+        if scale is not None:
+            normalized = normalized * scale
+        if bias is not None:
+            normalized = normalized + bias
+        activation = desc.fused_activation
+        if activation is None:
+            return np.asarray(normalized, block.dtype)
+        normalized = normalized.astype(np.float32)
+    tensor = _packed(DataType.FLOAT32, block.shape)
+    try:
+        activated = _run(replace(cast(ActivationOperatorDesc, activation), input_tensor=tensor, output_tensor=tensor),
+                         context, [normalized])[0]
+    except DmlError as error:
+        raise _in_chunk(error, f"output chunk {list(block_id)}") from None
+    return activated.astype(block.dtype)
+
+
+def _lower_normalization(desc: MeanVarianceNormalization1OperatorDesc | MeanVarianceNormalizationOperatorDesc,
+                         context: _Context, x: DaskArray, scale: DaskArray | None, bias: DaskArray | None
+                         ) -> DaskArray:
+    da = _dask_array()
+
+    axes = tuple(sorted(desc.axes))
+    dtype = x.dtype
+    # Scale and Bias chunked as the input wherever they are not broadcast (size 1).
+    sides = [side.rechunk({dim: x.chunks[dim] for dim in range(x.ndim) if side.shape[dim] == x.shape[dim]})
+             for side in (scale, bias) if side is not None]
+    present = (scale is not None, bias is not None)
+    name = _token(desc)
+    if all(x.numblocks[axis] == 1 for axis in axes):
+        # Every chunk holds whole groups: the operator itself, chunk by chunk.
+        task = functools.partial(_node_chunk, desc, context, (True, *present))
+        return da.map_blocks(task, x, *sides, dtype=dtype, meta=_meta(x.ndim, dtype), name=_key(name, task, x, *sides))
+    reduced_chunks = tuple(((1,) * len(chunks)) if dim in axes else chunks for dim, chunks in enumerate(x.chunks))
+    partials = x.map_blocks(functools.partial(_statistics_partial, axes), chunks=reduced_chunks, dtype=_STATISTICS,
+                            meta=_meta(x.ndim, _STATISTICS), name=_key(f"{name}-statistics", axes, x))
+    epsilon = float(np.float32(desc.epsilon))      # a FLOAT field, as the kernels take it
+    normalizer = da.reduction(partials, chunk=functools.partial(_identity, _NORMALIZER), combine=_statistics_combine,
+                              aggregate=functools.partial(_statistics_aggregate, desc.normalize_variance, epsilon),
+                              axis=axes, keepdims=True, dtype=_NORMALIZER, meta=_meta(x.ndim, _NORMALIZER),
+                              concatenate=True, name=f"{name}-combine")
+    task = functools.partial(_normalize_chunk, desc, context, present)
+    return da.map_blocks(task, x, normalizer, *sides, dtype=dtype, meta=_meta(x.ndim, dtype),
+                         name=_key(name, task, x, normalizer, *sides))
+
+
+# -- ONE_HOT, GATHER_ND1, GATHER_ND -------------------------------------------------------------------------------
+
+def _lower_one_hot(desc: OneHotOperatorDesc, context: _Context, indices: DaskArray, values: DaskArray
+                   ) -> DaskArray:
+    da = _dask_array()
+    block_ids = importlib.import_module("dask.layers").ArrayBlockIdDep
+
+    rank = indices.ndim
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    chunks = tuple((desc.depth,) if dim == desc.axis else chunks for dim, chunks in enumerate(indices.chunks))
+    order = tuple(range(rank))
+    return da.blockwise(functools.partial(_node_chunk, desc, context, (True, True)), order, indices, order,
+                        values.rechunk(-1), tuple(range(rank, 2 * rank)), block_ids(chunks), order,
+                        adjust_chunks={desc.axis: desc.depth}, dtype=dtype, meta=_meta(rank, dtype),
+                        align_arrays=False, concatenate=True, token=_token(desc))
+
+
+def _gather_chunk(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _Context,
+                  locate: Callable[[tuple[int, ...]], list[int]], block: Any, indices: Any,
+                  block_id: tuple[int, ...]) -> NDArray:
+    try:
+        return _chunk_output(desc, context, (True, True), (block, indices))
+    except DmlError as error:
+        raise _in_chunk(error, f"in the chunk of IndicesTensor that starts at {locate(block_id)}") from None
+
+
+@dataclass(frozen=True)
+class _IndicesChunkStart:
+    """Where the chunk of the indices that an output chunk reads starts: output dims -> indices dims."""
+
+    dims: tuple[tuple[int, int], ...]                 # (output dim, indices dim)
+    starts: tuple[tuple[int, ...], ...]               # chunk starts of each of those output dims
+    rank: int
+
+    def __call__(self, block_id: tuple[int, ...]) -> list[int]:
+        start = [0] * self.rank
+        for (output_dim, indices_dim), starts in zip(self.dims, self.starts, strict=True):
+            start[indices_dim] = starts[block_id[output_dim]]
+        return start
+
+
+def _lower_gather(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _Context, x: DaskArray,
+                  indices: DaskArray) -> DaskArray:
+    """GATHER_ND1 (GATHER_ND: no batch dimensions) per chunk of the indices; the input's gathered dimensions (and its
+    leading ones, which are 1) in one chunk."""
+    da = _dask_array()
+    block_ids = importlib.import_module("dask.layers").ArrayBlockIdDep
+
+    rank = x.ndim
+    input_count, indices_count = desc.input_dimension_count, desc.indices_dimension_count
+    batch = desc.batch_dimension_count if isinstance(desc, GatherNd1OperatorDesc) else 0
+    tuple_size = indices.shape[-1]
+    input_batch = list(range(rank - input_count, rank - input_count + batch))
+    rest = list(range(rank - input_count + batch + tuple_size, rank))
+    indices_batch = list(range(rank - indices_count, rank - indices_count + batch))
+    indices_other = list(range(rank - indices_count + batch, rank - 1))
+    pad = rank - (indices_count - 1 + len(rest))
+    # Output dims: pad (1s), the batch dims, the indices' other dims, the input's rest.
+    out_batch = list(range(pad, pad + batch))
+    out_other = list(range(pad + batch, pad + indices_count - 1))
+    out_rest = list(range(pad + indices_count - 1, rank))
+    x = x.rechunk({dim: -1 for dim in range(rank) if dim not in input_batch and dim not in rest})
+    indices = indices.rechunk({rank - 1: -1, **{dim: x.chunks[source] for dim, source in
+                                                zip(indices_batch, input_batch, strict=True)}})
+    fresh = iter(range(rank, 3 * rank))
+    x_index = [next(fresh) for _ in range(rank)]
+    indices_index = [next(fresh) for _ in range(rank)]
+    chunks: list[tuple[int, ...]] = [(1,)] * rank
+    for out_dim, input_dim, indices_dim in zip(out_batch, input_batch, indices_batch, strict=True):
+        x_index[input_dim] = indices_index[indices_dim] = out_dim
+        chunks[out_dim] = x.chunks[input_dim]
+    for out_dim, indices_dim in zip(out_other, indices_other, strict=True):
+        indices_index[indices_dim] = out_dim
+        chunks[out_dim] = indices.chunks[indices_dim]
+    for out_dim, input_dim in zip(out_rest, rest, strict=True):
+        x_index[input_dim] = out_dim
+        chunks[out_dim] = x.chunks[input_dim]
+    mapped = [*zip(out_batch, indices_batch, strict=True), *zip(out_other, indices_other, strict=True)]
+    locate = _IndicesChunkStart(tuple(mapped), tuple(tuple(np.cumsum((0, *chunks[out_dim][:-1])).tolist())
+                                                       for out_dim, _ in mapped), rank)
+    dtype = x.dtype
+    out_index = tuple(range(rank))
+    return da.blockwise(functools.partial(_gather_chunk, desc, context, locate), out_index, x, tuple(x_index),
+                        indices, tuple(indices_index), block_ids(tuple(chunks)), out_index,
+                        new_axes={dim: 1 for dim in range(pad)}, dtype=dtype, meta=_meta(rank, dtype),
+                        align_arrays=False, concatenate=True, token=_token(desc))
+
+
+# -- the graph --------------------------------------------------------------------------------------------------------
+
+def _meta(rank: int, dtype: Any) -> NDArray:
+    return np.empty((0,) * rank, dtype)
+
+
+def _token(desc: OperatorDesc) -> str:
+    """The prefix of a node's Dask keys, e.g. opendml-mean-variance-normalization1."""
+    return f"opendml-{desc.OPERATOR_TYPE.name.lower().replace('_', '-')}"
+
+
+def _key(prefix: str, *parts: Any) -> str:
+    """A Dask array name: the prefix, and a hash of what the array is made of (the same graph gives the same keys)."""
+    return f"{prefix}-{importlib.import_module('dask.base').tokenize(*parts)}"
+
+
+def _check_aliased(desc: TensorDesc, name: str, block: Any) -> NDArray:
+    """The input laid out at its strides reads back as given (where strides alias, the aliased elements are equal),
+    as a dispatch on NumPy arrays requires."""
+    from .graph import _tensor_view
+
+    array = np.asarray(block)
+    view = _tensor_view(np.zeros(desc.total_tensor_size_in_bytes, np.uint8), 0, desc, writable=True)
+    np.copyto(view, array)
+    if not np.array_equal(view, array, equal_nan=True):
+        raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements onto one (a "
+                           f"stride of 0 broadcasts one value)")
+    return array
+
+
+def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | None]) -> list[DaskArray]:
+    """The Dask arrays of one node's outputs, from those of its inputs (None for an absent optional one)."""
+    da = _dask_array()
+
+    x: DaskArray = inputs[0]
+    if isinstance(desc, (ReduceOperatorDesc, ArgMinOperatorDesc, ArgMaxOperatorDesc)):
+        return [_lower_reduce(desc, context, x)]
+    if isinstance(desc, ActivationOperatorDesc):
+        dtype = x.dtype
+        task = functools.partial(_node_chunk, desc, context, (True,))
+        return [x.map_blocks(task, dtype=dtype, meta=_meta(x.ndim, dtype), name=_key(_token(desc), task, x))]
+    if isinstance(desc, SplitOperatorDesc):
+        return [x[tuple(slice(offset, offset + part.sizes[desc.axis]) if dim == desc.axis else slice(None)
+                        for dim in range(x.ndim))]
+                for offset, part in zip(desc.offsets, desc.output_tensors, strict=True)]
+    if isinstance(desc, JoinOperatorDesc):
+        return [da.concatenate(inputs, axis=desc.axis)]
+    if isinstance(desc, (MeanVarianceNormalization1OperatorDesc, MeanVarianceNormalizationOperatorDesc)):
+        return [_lower_normalization(desc, context, x, inputs[1], inputs[2])]
+    if isinstance(desc, OneHotOperatorDesc):
+        return [_lower_one_hot(desc, context, x, inputs[1])]
+    if isinstance(desc, (GatherNd1OperatorDesc, GatherNdOperatorDesc)):
+        return [_lower_gather(desc, context, x, inputs[1])]
+    raise UnsupportedError(f"{desc.label} has no Dask lowering")
+
+
+def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]:
+    """The compiled graph on Dask arrays: one lazy Dask array per output, in the order of `compiled.outputs`.
+
+    `arrays` maps each input expression's id to its array, checked by `CompiledGraph` (name, dtype, shape): Dask
+    arrays, or NumPy arrays, which are wrapped. Builds the Dask graph only; nothing runs.
+    """
+    da = _dask_array()
+
+    device = compiled.graph.device
+    context = _Context(device.feature_level, device.debug, compiled.flags)
+    values: dict[int, DaskArray] = {}
+    for expression in compiled.inputs:
+        array = arrays[id(expression)]
+        if not is_dask_array(array):
+            array = da.from_array(array, chunks="auto")
+        desc = expression.desc
+        if strides_overlap(desc.sizes, desc.element_strides):
+            check = functools.partial(_check_aliased, desc, expression.name)
+            array = array.rechunk(-1).map_blocks(check, dtype=array.dtype, meta=_meta(array.ndim, array.dtype),
+                                                 name=_key("opendml-input-check", check, array))
+        values[id(expression)] = array
+
+    def value_of(expression: Expression | None) -> DaskArray | None:
+        if expression is None:
+            return None
+        if id(expression) not in values:     # a constant: its bytes are packed (Graph.constant)
+            data = expression.node.data
+            assert data is not None
+            dtype = expression.desc.data_type.numpy_dtype
+            logical = data[: expression.desc.element_count * dtype.itemsize].view(dtype).reshape(expression.sizes)
+            values[id(expression)] = da.from_array(logical, chunks=-1)
+        return values[id(expression)]
+
+    for step in compiled._steps:
+        node = step.node
+        assert node.operator is not None
+        outputs = _lower_node(node.operator.desc, context, [value_of(expression) for expression in node.inputs])
+        for expression, output in zip(node.outputs, outputs, strict=True):
+            values[id(expression)] = output
+    return [values[id(expression)] for expression in compiled.outputs]
