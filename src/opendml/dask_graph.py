@@ -15,8 +15,8 @@ execution flags: the node's own operator, described for the chunk's shape, compi
   indices', with the whole depth along Axis.
 - GATHER_ND1 and GATHER_ND: the operator on every chunk of the indices (chunked freely, but for the tuple dimension,
   which is small), against the input with its gathered dimensions (those the index tuples address) in one chunk:
-  they are rechunked automatically. The input's batch dimensions follow the indices' chunks, and the dimensions after
-  the gathered ones keep their chunks, so a chunk of the output reads one column of the input's chunks.
+  they are rechunked automatically. The indices' batch dimensions follow the input's chunks, and the input's
+  dimensions after the gathered ones keep theirs, so each output chunk reads one chunk of the input.
 - REDUCE, ARGMIN, ARGMAX: where the chunks hold whole reduced blocks, the operator on every chunk. Otherwise a
   partial per chunk, by the operator's kernel, combined in a tree (`dask.array.reduction`) by the REDUCE kernels over
   the partials: MIN/MAX by themselves; SUM, L1, SUM_SQUARE, AVERAGE, L2 and LOG_SUM as sums (AVERAGE, L2 and
@@ -32,6 +32,8 @@ execution flags: the node's own operator, described for the chunk's shape, compi
   chunk normalizes, scales and biases in float64 and runs the fused activation as the standalone activation operator
   (FLOAT32, the precision of the fused kernel) before rounding once to the data type.
 - Graph constants are single-chunk Dask arrays; NumPy inputs given beside Dask ones are wrapped with `from_array`.
+  A graph input whose strides map two elements onto one (a stride of 0) is checked on a worker, in one chunk, as a
+  NumPy input is checked at the call.
 
 An opendml error raised on a worker (a debug device refusing a GATHER_ND1 index, an input that differs where its
 strides alias) reaches the caller as that error, naming the operator and the Dask chunk.
