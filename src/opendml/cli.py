@@ -19,7 +19,7 @@ from typing import TextIO
 
 from . import __version__
 from .backends.gpu.context import INSTALL_HINT
-from .convert import UINT32_MAX, UINT64_MAX, describe
+from .convert import UINT32_MAX, UINT64_MAX, describe, printable
 from .device import Device, list_adapters
 from .errors import DmlError
 from .model.fields import fields_of
@@ -27,16 +27,6 @@ from .model.reader import Limits, ModelError, default_max_memory, operator_class
 from .model.runner import RunOptions, compile_all, run
 from .ops.base import OperatorDesc
 from .types import FeatureLevel
-
-
-def printable(text: str, encoding: str | None = "utf-8") -> str:
-    """`text` as a terminal shows it: every character that is not printable (control characters such as ESC or a
-    newline, lone surrogates, bidirectional overrides) or that `encoding` cannot encode is escaped as Python writes
-    it in a string literal (\\x1b, \\n, \\ud800, \\u202e)."""
-    if text.isascii() and text.isprintable():
-        return text
-    text = "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
-    return text.encode(encoding or "utf-8", "backslashreplace").decode(encoding or "utf-8")
 
 
 def say(line: str, stream: TextIO | None = None) -> None:

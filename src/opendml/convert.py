@@ -81,7 +81,7 @@ def describe(value: object) -> str:
         text = _describe(value, 0)
     except Exception as error:  # a hostile object may break any step; the message must still be made
         text = f"<{_type_name(value)} object: describing it raised {_error_name(error)}>"
-    return _clip(_printable(text), _DESCRIBE_LIMIT)
+    return _clip(printable(text), _DESCRIBE_LIMIT)
 
 
 def _describe(value: object, depth: int) -> str:
@@ -174,12 +174,13 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _printable(text: str) -> str:
-    """`text` with every character a terminal would not show as itself escaped (\\x1b, \\u202e, \\ud800...)."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-                   for char in text)
+def printable(text: str, encoding: str | None = None) -> str:
+    """`text` as a terminal shows it: every character that is not printable (control characters such as ESC or a
+    newline, lone surrogates, bidirectional overrides), and with an `encoding` every one it cannot encode, escaped as
+    Python writes it in a string literal (\\x1b, \\n, \\ud800, \\u202e). Messages and the command line's output."""
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
+    return text if encoding is None else text.encode(encoding, "backslashreplace").decode(encoding)
 
 
 # -- the helpers ------------------------------------------------------------------------------------------------------
