@@ -603,6 +603,33 @@ def test_an_input_that_breaks_its_aliasing_strides_is_refused_on_the_worker(clie
     wait_until_idle(client)
 
 
+def test_a_graph_past_the_element_limit_runs_chunk_by_chunk(client: Client) -> None:
+    # 2^33 FLOAT32 elements (32 GiB) are more than one DML tensor holds (DECISIONS 2), but every chunk is a tensor of
+    # its own (README, Rulings). Only the chunks a result needs are computed: the first rows, whole normalized groups.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([2**21, 4096], "FLOAT32", name="x")
+    compiled = graph.compile([dml.mean_variance_normalization(x, axes=[1], fused_activation=dml.FusedActivation.relu()),
+                              dml.reduce(x, "MAX", [0])])
+    rows = np.random.default_rng(16).standard_normal((3, 4096)).astype(np.float32)
+    huge = da.concatenate([on_dask(rows, ((1, 2), (4096,))),
+                           da.zeros((2**21 - 3, 4096), dtype=np.float32, chunks=(2**18, 4096))])
+    normalized, maxima = compiled({"x": huge})
+    assert normalized.shape == (2**21, 4096) and maxima.shape == (1, 4096)
+    small = dml.Graph(dml.Device())
+    y = small.input([3, 4096], "FLOAT32", name="y")
+    (expected,) = small.compile([dml.mean_variance_normalization(y, axes=[1],
+                                                                 fused_activation=dml.FusedActivation.relu())])(
+        {"y": rows})
+    assert_same(normalized[:3].compute(), expected)
+    wait_until_idle(client)
+    # A chunk of 2^33 elements is one tensor past the limit: refused at the call, before any task runs.
+    message = (r"DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1: InputTensor's largest Dask chunk has its last element at "
+               r"index 8589934591; with Sizes \[2097152, 4096\] and Strides \[4096, 1\] it must be below 2\^32")
+    with pytest.raises(dml.ValidationError, match=message):
+        compiled({"x": da.zeros((2**21, 4096), dtype=np.float32, chunks=-1)})
+    assert scheduler_task_count(client) == 0
+
+
 def test_opendml_imports_dask_only_when_given_a_dask_array() -> None:
     script = ("import sys, numpy as np, opendml as dml\n"
               "g = dml.Graph(dml.Device()); x = g.input([2], 'FLOAT32', name='x')\n"

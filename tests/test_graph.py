@@ -473,6 +473,42 @@ def test_multi_node_graph_matches_the_chain_and_reuses_its_buffers(backend: str)
         previous, previous_sums = results, results[0].copy()
 
 
+def test_tensors_past_the_element_limit_wait_for_a_kernel_that_sees_them_whole(backend: str) -> None:
+    # README, Rulings (graphs on Dask): a graph's tensors are logical; DECISIONS 2's limit applies where a kernel
+    # sees a tensor whole (the first NumPy dispatch on the cpu) and to every Dask chunk.
+    limit = r" it must be below 2\^32"
+    g = dml.Graph(dml.Device())
+    x = g.input([2**21, 4096], "FLOAT32", name="x")                 # 2^33 elements, 32 GiB
+    if backend == "gpu":      # a gpu tensor is one storage buffer binding (at most 4 GiB), checked as it is built
+        with pytest.raises(dml.UnsupportedError, match=r"InputTensor.TotalTensorSizeInBytes is 34359738368; the gpu "
+                                                        r"backend binds a tensor as one storage buffer range"):
+            dml.reduce(x, "SUM", [0])
+        return
+    total = dml.reduce(x, "SUM", [0])
+    g_hot = dml.Graph(dml.Device())
+    indices = g_hot.input([2**20, 1], "UINT32", name="indices")
+    hot = dml.one_hot(indices, g_hot.constant(np.array([[0, 1]], np.float32)), 2**13, 1)  # a 2^33-element output
+    too_big_input = (r"Graph.input: x has its last element at index 8589934591; with Sizes \[2097152, 4096\] and "
+                     r"Strides \[4096, 1\]" + limit)
+    too_big_output = r"DML_OPERATOR_ONE_HOT: OutputTensor has its last element at index 8589934591;.*" + limit
+    # The cpu plans a 32 GiB (and a 64 GiB) arena and allocates none of it: more than this machine holds.
+    compiled = g.compile([total])
+    compiled_hot = g_hot.compile([hot])
+    assert compiled.arena_size >= 2**35 and compiled_hot.arena_size >= 2**35
+    ones = np.broadcast_to(np.float32(1), (2**21, 4096))           # a NumPy array of that shape, in 4 bytes
+    for _ in range(2):
+        with pytest.raises(dml.ValidationError, match=too_big_input):
+            compiled({"x": ones})
+        with pytest.raises(dml.ValidationError, match=too_big_output):
+            compiled_hot({"indices": np.zeros((2**20, 1), np.uint32)})
+        with pytest.raises(dml.ValidationError, match=too_big_input):
+            compiled.binding_of(x)
+    # A descriptor on its own, and a constant (its data is here), keep the limit where they are made.
+    with pytest.raises(dml.ValidationError,
+                       match=r"DML_OPERATOR_REDUCE \(Function SUM\): InputTensor has its last element.*" + limit):
+        dml.Device().create_operator(dml.ReduceOperatorDesc("SUM", x.desc, total.desc, [0]))
+
+
 def test_one_submission_per_dispatch_on_the_gpu(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # On the gpu the arena is device memory: a dispatch writes each input once, records every node into one
     # submission and reads the outputs back in one transfer (they lie within READ_GAP_BYTES of each other); the

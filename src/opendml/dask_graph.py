@@ -52,10 +52,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .device import Binding, CompiledOperator, Device
-from .errors import BindingError, DmlError, UnsupportedError
+from .errors import DmlError, UnsupportedError
 from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
-from .ops.base import OperatorDesc, strides_overlap
+from .ops.base import OperatorDesc, check_element_limit, strides_overlap
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
 from .ops.join import JoinOperatorDesc
@@ -585,14 +585,11 @@ def _key(prefix: str, *parts: Any) -> str:
 def _check_aliased(desc: TensorDesc, name: str, block: Any) -> NDArray:
     """The input laid out at its strides reads back as given (where strides alias, the aliased elements are equal),
     as a dispatch on NumPy arrays requires."""
-    from .graph import _tensor_view
+    from .graph import _tensor_view, lay_out_input
 
     array = np.asarray(block)
-    view = _tensor_view(np.zeros(desc.total_tensor_size_in_bytes, np.uint8), 0, desc, writable=True)
-    np.copyto(view, array)
-    if not np.array_equal(view, array, equal_nan=True):
-        raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements onto one (a "
-                           f"stride of 0 broadcasts one value)")
+    lay_out_input(_tensor_view(np.zeros(desc.total_tensor_size_in_bytes, np.uint8), 0, desc, writable=True), array,
+                  True, name)
     return array
 
 
@@ -620,6 +617,17 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
     if isinstance(desc, (GatherNd1OperatorDesc, GatherNdOperatorDesc)):
         return [_lower_gather(desc, context, x, inputs[1])]
     raise UnsupportedError(f"{desc.label} has no Dask lowering")
+
+
+def _check_chunk_limits(desc: OperatorDesc, inputs: Sequence[DaskArray | None], outputs: Sequence[DaskArray]
+                        ) -> None:
+    """Every chunk a kernel will see is a DML tensor (DECISIONS 2's element limit), checked on the largest one of
+    each of the node's inputs and outputs before any task runs (the graph's own tensors are logical: no limit)."""
+    slots = [*desc.input_slots(), *desc.output_slots()]
+    for (name, tensor), array in zip(slots, [*inputs, *outputs], strict=True):
+        if tensor is not None and array is not None:
+            largest = _packed(tensor.data_type, [max(sizes) for sizes in array.chunks])
+            check_element_limit(desc.label, f"{name}'s largest Dask chunk", largest)
 
 
 def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]:
@@ -655,10 +663,12 @@ def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]
             values[id(expression)] = da.from_array(logical, chunks=-1)
         return values[id(expression)]
 
-    for step in compiled._steps:
-        node = step.node
+    for node, _ in compiled._nodes:
         assert node.operator is not None
-        outputs = _lower_node(node.operator.desc, context, [value_of(expression) for expression in node.inputs])
+        node_desc = node.operator.desc
+        inputs = [value_of(expression) for expression in node.inputs]
+        outputs = _lower_node(node_desc, context, inputs)
+        _check_chunk_limits(node_desc, inputs, outputs)
         for expression, output in zip(node.outputs, outputs, strict=True):
             values[id(expression)] = output
     return [values[id(expression)] for expression in compiled.outputs]

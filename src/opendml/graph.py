@@ -52,7 +52,7 @@ from .ops.activations import (
     fusable_names,
 )
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
-from .ops.base import OperatorDesc, check_tensor, strides_overlap
+from .ops.base import OperatorDesc, check_element_limit, check_tensor, logical_tensors, strides_overlap
 from .ops.gather_nd1 import GatherNd1OperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
@@ -181,7 +181,8 @@ class Graph:
         stride_tuple = None if strides is None else to_uint_list(label, "strides", strides)
         name = self._claim_name(label, name, f"input{len(self._inputs)}")
         desc = TensorDesc(data_type, size_tuple, stride_tuple)
-        self._check_tensor(label, name, desc)
+        with logical_tensors():      # the element limit: when a kernel first sees the tensor (CompiledGraph)
+            self._check_tensor(label, name, desc)
         expression = self._add_node("input", name, lambda node: [Expression(node, 0, desc)])[0]
         self._inputs.append(expression)
         return expression
@@ -249,8 +250,10 @@ class Graph:
         return list(node.outputs)
 
     def _add_operator(self, desc: OperatorDesc, inputs: Sequence[Expression | None]) -> list[Expression]:
-        """Checks the descriptor now (same rules and messages as create_operator) and adds its node."""
-        operator = self.device.create_operator(desc)
+        """Checks the descriptor now (same rules and messages as create_operator; the element limit when a kernel
+        first sees the tensors, in CompiledGraph) and adds its node."""
+        with logical_tensors():
+            operator = self.device.create_operator(desc)
         name = f"{desc.OPERATOR_TYPE.dml_name} #{len(self._nodes)}"
         return self._add_node("operator", name,
                               lambda node: [Expression(node, index, tensor)
@@ -678,13 +681,18 @@ class CompiledGraph:
     """A compiled graph (IDMLCompiledOperator from CompileGraph): call it with {name or input expression: array};
     it returns one new array per output, in the order of `outputs`.
 
-    Every buffer lives in one arena allocated at compile time and reused by every dispatch; tensors whose
-    lifetimes do not overlap share memory (`buffer_plan`). One dispatch at a time: the arena is shared state.
+    Every buffer lives in one arena reused by every dispatch; tensors whose lifetimes do not overlap share memory
+    (`buffer_plan`). One dispatch at a time: the arena is shared state.
 
-    On a backend with device memory (the gpu) the arena is device memory (`Device.create_buffer`): a dispatch
-    writes the inputs into it, records every node into one submission (`Device.batch`) and reads the outputs'
-    ranges back once; intermediates never leave the device, and constants are uploaded when the graph is compiled.
-    On the cpu the arena is host memory, and large packed inputs are bound where they lie.
+    On a backend with device memory (the gpu) the arena is device memory (`Device.create_buffer`), allocated at
+    compile time: a dispatch writes the inputs into it, records every node into one submission (`Device.batch`) and
+    reads the outputs' ranges back once; intermediates never leave the device, and constants are uploaded when the
+    graph is compiled. On the cpu the arena is host memory, allocated by the first dispatch on NumPy arrays (a graph
+    run only on Dask arrays never allocates it), and large packed inputs are bound where they lie.
+
+    A graph's tensors are logical: the element limit (DECISIONS 2) is checked where a kernel sees them whole, at the
+    first dispatch on NumPy arrays on the cpu, and on every chunk on Dask arrays. (On the gpu a tensor must fit one
+    storage buffer binding, at most 4 GiB, which its create_operator checks as the graph is built.)
     """
 
     def __init__(self, graph: Graph, outputs: Expression | Sequence[Expression], flags: ExecutionFlags) -> None:
@@ -725,8 +733,8 @@ class CompiledGraph:
 
     def __repr__(self) -> str:
         return (f"CompiledGraph(inputs={[expression.name for expression in self.inputs]}, "
-                f"outputs={[expression.name for expression in self.outputs]}, steps={len(self._steps)}, "
-                f"arena={self.arena.size} bytes)")
+                f"outputs={[expression.name for expression in self.outputs]}, steps={len(self._nodes)}, "
+                f"arena={self.arena_size} bytes)")
 
     # -- compile time -----------------------------------------------------------------------------------------
 
@@ -761,22 +769,13 @@ class CompiledGraph:
                                 size, alignment)
             planned[key] = PlannedBuffer(expression.name, kind, offset, size, first[key], last[key])
         self.buffer_plan: tuple[PlannedBuffer, ...] = tuple(planned.values())
-        arena_size = max(buffer.offset + buffer.size for buffer in self.buffer_plan)
+        #: The arena's size in bytes.
+        self.arena_size = max(buffer.offset + buffer.size for buffer in self.buffer_plan)
+        self._planned = planned
         device = self.graph.device
         self._on_device = has_device_memory(device)
-        self.arena: NDArray | DeviceMemory
-        if self._on_device:
-            # Device memory (the gpu backend): every tensor stays there; only inputs and outputs cross to the host.
-            self.arena = device.create_buffer(arena_size)
-        else:
-            # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
-            raw = np.zeros(arena_size + BUFFER_ALIGNMENT, np.uint8)
-            start = -raw.ctypes.data % BUFFER_ALIGNMENT
-            self.arena = raw[start: start + arena_size]
-        self._planned = planned
-        self._bindings = {key: Binding(self.arena, buffer.offset, buffer.size) for key, buffer in planned.items()}
 
-        self._steps: list[_Step] = []
+        self._nodes: list[tuple[_Node, CompiledOperator]] = []
         constants: dict[int, Binding] = {}     # on the device: one upload per constant, shared by its readers
         for node in order:
             assert node.operator is not None
@@ -785,28 +784,67 @@ class CompiledGraph:
                      else self._constant_binding(expression, constants) for expression in node.inputs]
             if any(binding is not None for binding in owned):
                 compiled.initialize(owned)       # copies the constants (OWNED_BY_DML) once, to the device's memory
-            inputs = [None if expression is None or expression.node.kind == "constant"
-                      else self._bindings[id(expression)] for expression in node.inputs]
-            outputs = [self._bindings[id(expression)] for expression in node.outputs]
-            self._steps.append(_Step(node, compiled, inputs, outputs))
+            self._nodes.append((node, compiled))
 
-        # Dispatch-time tables: where each input is written and each output read.
+        # Dispatch-time tables: which inputs exist and which must be checked where strides alias.
         declared = self.inputs + self.unused_inputs
         self._by_name = {expression.name: expression for expression in declared}
         self._declared_ids = {id(expression) for expression in declared}
         self._declared = ", ".join(repr(expression.name) for expression in self.graph.inputs[:len(declared)]) or "none"
         self._aliased_inputs = {id(expression) for expression in self.inputs
                                 if strides_overlap(expression.sizes, expression.desc.element_strides)}
+        self._arena: NDArray | DeviceMemory | None = None
+        if self._on_device:
+            self._allocate_arena()
+
+    def _check_element_limits(self, order: list[_Node]) -> None:
+        """DECISIONS 2 on every tensor a kernel will see whole (deferred while the graph was built)."""
+        for expression in self.inputs:
+            check_element_limit("Graph.input", expression.name, expression.desc)
+        for node in order:
+            assert node.operator is not None
+            desc = node.operator.desc
+            for name, tensor in (*desc.input_slots(), *desc.output_slots()):
+                if tensor is not None:
+                    check_element_limit(desc.label, name, tensor)
+
+    @property
+    def arena(self) -> NDArray | DeviceMemory:
+        """The memory every planned buffer lives in (host memory is allocated on first use)."""
+        return self._arena if self._arena is not None else self._allocate_arena()
+
+    def _allocate_arena(self) -> NDArray | DeviceMemory:
+        """The arena, and every binding, step and view into it."""
+        device = self.graph.device
+        arena: NDArray | DeviceMemory
+        if self._on_device:
+            # Device memory (the gpu backend): every tensor stays there; only inputs and outputs cross to the host.
+            arena = device.create_buffer(self.arena_size)
+        else:
+            self._check_element_limits([node for node, _ in self._nodes])
+            # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
+            raw = np.zeros(self.arena_size + BUFFER_ALIGNMENT, np.uint8)
+            start = -raw.ctypes.data % BUFFER_ALIGNMENT
+            arena = raw[start: start + self.arena_size]
+        planned = self._planned
+        self._bindings = {key: Binding(arena, buffer.offset, buffer.size) for key, buffer in planned.items()}
+        self._steps: list[_Step] = []
+        for node, compiled in self._nodes:
+            inputs = [None if expression is None or expression.node.kind == "constant"
+                      else self._bindings[id(expression)] for expression in node.inputs]
+            outputs = [self._bindings[id(expression)] for expression in node.outputs]
+            self._steps.append(_Step(node, compiled, inputs, outputs))
         self._run: list[tuple[Callable[[Sequence[Binding | None], Sequence[Binding]], None],
                               list[Binding | None], list[Binding]]] = [
             (step.compiled.execute, step.inputs, step.outputs) for step in self._steps]
         self._input_views: dict[int, NDArray] = {}
         self._output_views: list[NDArray] = []
         self._zero_copy_slots: dict[int, list[tuple[list[Binding | None], int]]] = {}
+        self._arena = arena
         if self._on_device:
             self._plan_device_transfers()
-            return
-        host_arena = cast("NDArray", self.arena)
+            return arena
+        host_arena = cast("NDArray", arena)
         self._input_views = {id(expression): _tensor_view(host_arena, planned[id(expression)].offset,
                                                           expression.desc, writable=True)
                              for expression in self.inputs}
@@ -820,6 +858,7 @@ class CompiledGraph:
                 self._zero_copy_slots[id(expression)] = [
                     (step.inputs, slot) for step in self._steps for slot, source in enumerate(step.node.inputs)
                     if source is expression]
+        return arena
 
     def _constant_binding(self, expression: Expression, constants: dict[int, Binding]) -> Binding:
         """The initializer binding of a constant: its host bytes on the cpu; on the device, one device buffer per
@@ -860,10 +899,12 @@ class CompiledGraph:
     @property
     def steps(self) -> tuple[CompiledOperator, ...]:
         """The compiled operators, in the order a dispatch runs them."""
-        return tuple(step.compiled for step in self._steps)
+        return tuple(compiled for _, compiled in self._nodes)
 
     def binding_of(self, expression: Expression) -> Binding:
         """The Binding (arena range) planned for an input, intermediate or output of this compiled graph."""
+        if self._arena is None:
+            self._allocate_arena()
         binding = self._bindings.get(id(expression))
         if binding is None:
             raise ValidationError(f"CompiledGraph: {expression!r} has no buffer in this compiled graph (a constant, "
@@ -889,6 +930,8 @@ class CompiledGraph:
             return lower(self, arrays)
         if self._on_device:
             return self._dispatch_on_device(arrays)
+        if self._arena is None:
+            self._allocate_arena()
         in_place: list[tuple[list[tuple[list[Binding | None], int]], Binding]] = []
         try:
             for key, array in arrays.items():
@@ -902,11 +945,7 @@ class CompiledGraph:
                     for input_bindings, slot in slots:
                         input_bindings[slot] = binding
                     continue
-                np.copyto(view, array)
-                if key in self._aliased_inputs and not np.array_equal(view, array, equal_nan=True):
-                    name = next(expression.name for expression in self.inputs if id(expression) == key)
-                    raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements "
-                                       f"onto one (a stride of 0 broadcasts one value)")
+                lay_out_input(view, array, key in self._aliased_inputs, self._name_of(key))
             for execute, input_bindings, output_bindings in self._run:
                 execute(input_bindings, output_bindings)
         finally:
@@ -932,12 +971,8 @@ class CompiledGraph:
                 writes.append((offset, np.ascontiguousarray(array)))   # its C-order bytes are the tensor's
                 continue
             staging = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
-            view = _tensor_view(staging, 0, desc, writable=True)
-            np.copyto(view, array)
-            if key in self._aliased_inputs and not np.array_equal(view, array, equal_nan=True):
-                name = next(expression.name for expression in self.inputs if id(expression) == key)
-                raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements "
-                                   f"onto one (a stride of 0 broadcasts one value)")
+            lay_out_input(_tensor_view(staging, 0, desc, writable=True), array, key in self._aliased_inputs,
+                          self._name_of(key))
             writes.append((offset, staging))
         for offset, data in writes:
             _write_range(memory, offset, data)
@@ -948,6 +983,9 @@ class CompiledGraph:
                   for start, end in self._read_spans]
         return [_tensor_view(chunks[index], offset, desc, writable=False).copy()
                 for index, offset, desc in self._output_places]
+
+    def _name_of(self, key: int) -> str:
+        return next(expression.name for expression in self.inputs if id(expression) == key)
 
     def _resolve(self, inputs: Mapping[str | Expression, NDArray]) -> dict[int, NDArray]:
         label = "CompiledGraph"
@@ -1068,6 +1106,15 @@ def _write_range(memory: DeviceMemory, offset: int, data: NDArray) -> None:
     if not isinstance(memory, GpuBuffer):
         raise TypeError(f"CompiledGraph: no way to write into {memory!r}")
     memory.write(data, offset)
+
+
+def lay_out_input(view: NDArray, array: NDArray, aliased: bool, name: str) -> None:
+    """Copies the input `name` into its tensor's view; where the view's strides alias (map two elements onto one),
+    the input must read back as given."""
+    np.copyto(view, array)
+    if aliased and not np.array_equal(view, array, equal_nan=True):
+        raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements onto one (a "
+                           f"stride of 0 broadcasts one value)")
 
 
 def _tensor_view(arena: NDArray, offset: int, desc: TensorDesc, *, writable: bool) -> NDArray:

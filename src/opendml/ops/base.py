@@ -6,10 +6,12 @@ and what is allowed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -22,6 +24,23 @@ from ..types import FeatureLevel, OperatorType, TensorFlags
 
 # Exact overlap checks enumerate element offsets; past this many elements only the sufficient check runs.
 _OVERLAP_ENUMERATION_LIMIT = 1 << 24
+#: DECISIONS 2: the index of a tensor's last element must be below this (DML indexes elements with UINT).
+ELEMENT_INDEX_LIMIT = 2**32
+# Set while a Graph describes its logical tensors (`logical_tensors`): the element limit is then checked later,
+# on the tensors a kernel sees (README, Rulings: "Graphs on Dask").
+_LOGICAL = contextvars.ContextVar("opendml_logical_tensors", default=False)
+
+
+@contextlib.contextmanager
+def logical_tensors() -> Iterator[None]:
+    """Within this block, `check_tensor` checks every rule but the element limit (DECISIONS 2): a graph's tensors
+    are logical until a kernel runs on them whole (one machine: `check_element_limit` when the graph first runs
+    there) or chunk by chunk (Dask: every chunk's descriptor is checked in full)."""
+    token = _LOGICAL.set(True)
+    try:
+        yield
+    finally:
+        _LOGICAL.reset(token)
 
 
 class OperatorDesc(ABC):
@@ -89,10 +108,8 @@ def check_tensor(operator: str, name: str, desc: TensorDesc, *, is_output: bool)
     for index, size in enumerate(desc.sizes):
         if size == 0:
             raise ValidationError(f"{operator}: {name}.Sizes[{index}] is 0; every size must be at least 1")
-    last = index_of_last_element(desc.sizes, desc.strides)
-    if last >= 2**32:
-        raise ValidationError(f"{operator}: {name} has its last element at index {last}; with Sizes "
-                              f"{list(desc.sizes)} and Strides {list(desc.element_strides)} it must be below 2^32")
+    if not _LOGICAL.get():
+        check_element_limit(operator, name, desc)
     minimum = desc.calc_size_in_bytes()
     total = desc.total_tensor_size_in_bytes
     if total < minimum:
@@ -110,6 +127,14 @@ def check_tensor(operator: str, name: str, desc: TensorDesc, *, is_output: bool)
     if is_output and strides_overlap(desc.sizes, desc.element_strides):
         raise ValidationError(f"{operator}: {name}.Strides {list(desc.element_strides)} map two elements of Sizes "
                               f"{list(desc.sizes)} onto the same memory; an output's elements must not overlap")
+
+
+def check_element_limit(operator: str, name: str, desc: TensorDesc) -> None:
+    """DECISIONS 2: a kernel indexes the tensor's elements with 32-bit unsigned integers."""
+    last = index_of_last_element(desc.sizes, desc.strides)
+    if last >= ELEMENT_INDEX_LIMIT:
+        raise ValidationError(f"{operator}: {name} has its last element at index {last}; with Sizes "
+                              f"{list(desc.sizes)} and Strides {list(desc.element_strides)} it must be below 2^32")
 
 
 def check_same_rank(operator: str, name: str, tensor: TensorDesc, reference_name: str, reference: TensorDesc
