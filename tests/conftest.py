@@ -80,7 +80,9 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     import opendml.device
 
     if hasattr(request, "param"):
-        for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS"):
+        # (INTERPRETED_ELEMENT_BUDGET: an operator stays on its interpreted small kernel, test_small_kernels.py
+        # tests the hand-over.)
+        for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"):
             monkeypatch.setattr(opendml.backends.cpu, limit, 2**62 if name == "cpu-small" else 0)
     name = "cpu" if name == "cpu-small" else name
     monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", name)

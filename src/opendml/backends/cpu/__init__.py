@@ -2,12 +2,15 @@
 
 Each operator module defines `compile_kernel(desc, flags, debug) -> Kernel`. Modules load on first use, so that
 importing opendml does not import numba or compile anything. Descriptors whose tensors are all small get the NumPy
-kernels of `small/` where an operator has one: a first dispatch then neither loads nor compiles numba code.
+kernels of `small/` where an operator has one: a first dispatch then neither loads nor compiles numba code. The
+kernels whose activation formulas run in the interpreter (microseconds per element) hand over to numba's kernel
+once an operator has used them enough (`TieredKernel`), so that its later dispatches take numba's microseconds.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -16,7 +19,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import KERNEL_MODULES, DeviceMemory, HostBuffer, Kernel, host_buffer
+from .. import KERNEL_MODULES, DeviceMemory, FlatArray, HostBuffer, Kernel, host_buffer
 
 #: Descriptors whose every tensor has at most this many elements run the NumPy kernels of `small/` (where the operator
 #: has one). Tests set the limits to 0 (numba's kernels always) or to a huge value (the small ones always) to run both.
@@ -31,6 +34,40 @@ SMALL_KERNEL_MODULES = {
     **dict.fromkeys(("activations", "mean_variance_normalization", "mean_variance_normalization1"),
                     "INTERPRETED_TENSOR_ELEMENTS"),
 }
+
+#: An operator on an interpreted small kernel runs it until the activation formulas have run on this many elements
+#: in all (tens to hundreds of milliseconds of interpreting, less than loading numba's kernels warm); its next
+#: dispatch loads numba's kernel, which runs every later one. Counted in dispatches, not time, so that the same
+#: dispatches run the same kernel in every run (float results may differ between the two in the last place).
+INTERPRETED_ELEMENT_BUDGET = 2**14
+
+
+def interpreted_elements(desc: OperatorDesc, module_name: str) -> int:
+    """The elements a dispatch of `desc` runs the activation formulas on in the interpreter, where it runs them
+    there: a standalone activation's, and MVN's with a fused activation (0 for any other kernel)."""
+    if SMALL_KERNEL_MODULES.get(module_name) != "INTERPRETED_TENSOR_ELEMENTS":
+        return 0
+    if module_name != "activations" and getattr(desc, "fused_activation", None) is None:
+        return 0
+    return max(tensor.element_count for _, tensor in desc.output_slots())
+
+
+class TieredKernel:
+    """An interpreted small kernel for the first `calls` dispatches, then numba's kernel (`load`, on the next)."""
+
+    def __init__(self, first: Kernel, calls: int, load: Callable[[], Kernel]) -> None:
+        self.first, self.calls_left, self.load = first, calls, load
+        self.kernel: Kernel | None = None
+
+    def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        kernel = self.kernel
+        if kernel is None:
+            if self.calls_left > 0:
+                self.calls_left -= 1
+                self.first(inputs, outputs)
+                return
+            kernel = self.kernel = self.load()
+        kernel(inputs, outputs)
 
 
 def is_small(desc: OperatorDesc, module_name: str) -> bool:
@@ -66,9 +103,13 @@ class CpuBackend:
         module_name = KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
-        package = __name__
-        if is_small(desc, module_name):
-            package = f"{__name__}.small"
-        module = importlib.import_module(f"{package}.{module_name}")
-        kernel: Kernel = module.compile_kernel(desc, flags, debug)
-        return kernel
+
+        def load(package: str = __name__) -> Kernel:
+            kernel: Kernel = importlib.import_module(f"{package}.{module_name}").compile_kernel(desc, flags, debug)
+            return kernel
+
+        if not is_small(desc, module_name):
+            return load()
+        small = load(f"{__name__}.small")
+        elements = interpreted_elements(desc, module_name)
+        return TieredKernel(small, INTERPRETED_ELEMENT_BUDGET // elements, load) if elements else small

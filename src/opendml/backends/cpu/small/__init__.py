@@ -12,6 +12,7 @@ numba kernels address. The test suite runs every backend test through both kinds
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,15 @@ from ....tensor import TensorDesc
 FlatArray = np.ndarray[Any, np.dtype[Any]]
 
 
-def tensor_view(desc: TensorDesc, flat: FlatArray) -> FlatArray:
-    """The logical array `desc` describes over a flat, typed view of its bound range (element 0 at the start)."""
-    itemsize = flat.dtype.itemsize
-    return np.lib.stride_tricks.as_strided(flat, shape=desc.sizes,
-                                           strides=[stride * itemsize for stride in desc.element_strides],
-                                           writeable=flat.flags.writeable)
+def viewer(desc: TensorDesc) -> Callable[[FlatArray], FlatArray]:
+    """The function that makes the logical array `desc` describes over a flat, typed view of its bound range (element
+    0 at the start; the flat view's dtype may be the unsigned integer of the element's width), its byte strides
+    worked out once: a dispatch makes each view in well under a microsecond. NumPy checks that the view stays
+    inside the flat array, and keeps a read-only one read-only."""
+    shape = desc.sizes
+    strides = tuple(stride * desc.data_type.element_size for stride in desc.element_strides)
+
+    def view(flat: FlatArray) -> FlatArray:
+        return np.ndarray(shape, flat.dtype, flat, 0, strides)
+
+    return view

@@ -17,7 +17,7 @@ from ....types import ExecutionFlags, OperatorType
 from ... import Kernel
 from .. import activations as formulas
 from ..float16 import NATIVE_TAG
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 from .interpreted import interpreted
 
 
@@ -65,8 +65,10 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
         bias, threshold = parameters(activation)  # SHRINK's parameters in struct order
         plan[:] = IntegerShrink.of(float(bias), float(threshold), source.data_type).words()
 
+    input_view, output_view, dtype = viewer(source), viewer(target), target.data_type.numpy_dtype
+
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        x = tensor_view(source, cast(FlatArray, inputs[0]))
+        x = input_view(cast(FlatArray, inputs[0]))
         if integer:
             flat = x.reshape(-1)  # a copy where the strides need one; the result goes through its own array
             result = np.empty(flat.size, flat.dtype)
@@ -74,6 +76,6 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
         else:
             result = activate(activation, x.astype(np.float32))
         with np.errstate(over="ignore"):  # a FLOAT32 result beyond FLOAT16's range rounds to infinity
-            tensor_view(target, outputs[0])[...] = result.reshape(x.shape).astype(target.data_type.numpy_dtype)
+            output_view(outputs[0])[...] = result.reshape(x.shape).astype(dtype)
 
     return kernel

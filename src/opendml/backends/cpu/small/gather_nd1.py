@@ -17,7 +17,7 @@ from ....ops.gather_nd1 import SIGNED_INDEX_TYPES, GatherNd1OperatorDesc
 from ....types import ExecutionFlags
 from ... import Kernel
 from ...plans import gather_out_of_range
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
@@ -29,29 +29,44 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     outer_count = gather.indices_dimension_count - 1
     output_lead = rank - outer_count - (gather.input_dimension_count - batch - tuple_size)
     sizes = np.array(source.sizes[input_lead + batch: input_lead + batch + tuple_size], np.int64)
+    limits = sizes - 1
     signed = indices.data_type in SIGNED_INDEX_TYPES
+    unsigned_limits = limits.astype(indices.data_type.numpy_dtype) if indices.data_type.numpy_dtype.kind == "u" \
+        else None
     bits = np.dtype(f"u{source.data_type.element_size}")
     # Each batch dimension's position, shaped to broadcast over the outer (index position) dimensions.
     batch_positions = [np.arange(indices.sizes[indices_lead + d]).reshape(
         [-1 if e == d else 1 for e in range(outer_count)]) for d in range(batch)]
+    rows = batch == 0 and tuple_size == 1
+    index_view, data_view, output_view = viewer(indices), viewer(source), viewer(result)
+    index_lead, data_lead, out_lead = (0,) * indices_lead, (0,) * input_lead, (0,) * output_lead
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         index_flat = cast(FlatArray, inputs[1])
-        tuples = tensor_view(indices, index_flat)[(0,) * indices_lead]
-        if tuples.dtype.kind == "u":  # compared as unsigned: a huge UINT64 coordinate is out of range, not negative
-            coordinates = np.minimum(tuples, sizes.astype(tuples.dtype)).astype(np.int64)
+        tuples = index_view(index_flat)[index_lead]
+        if unsigned_limits is not None:
+            # Compared as unsigned (a huge UINT64 coordinate is out of range, not negative), then clamped.
+            if debug:
+                outside = tuples > unsigned_limits
+            coordinates = np.minimum(tuples, unsigned_limits).astype(np.int64)
         else:
             coordinates = tuples.astype(np.int64)
             if signed:
-                coordinates = np.where(coordinates < 0, coordinates + sizes, coordinates)
-        outside = (coordinates < 0) | (coordinates >= sizes)
+                coordinates += sizes * (coordinates < 0)
+            if debug:
+                outside = (coordinates < 0) | (coordinates > limits)
+            if not rows:
+                np.maximum(coordinates, 0, out=coordinates)
+                np.minimum(coordinates, limits, out=coordinates)
         if debug and outside.any():
             first = int(np.argmax(outside.reshape(-1)))
             raise gather_out_of_range(gather, first // tuple_size, first % tuple_size,
                                       lambda at: int(index_flat[at]))
-        coordinates = np.clip(coordinates, 0, sizes - 1)
-        data = tensor_view(source, cast(FlatArray, inputs[0]).view(bits))[(0,) * input_lead]
+        data = data_view(cast(FlatArray, inputs[0]).view(bits))[data_lead]
+        if rows:    # one coordinate, no batch: np.take clamps it (what is left negative becomes 0)
+            output_view(outputs[0].view(bits))[out_lead] = np.take(data, coordinates[..., 0], axis=0, mode="clip")
+            return
         selection = (*batch_positions, *(coordinates[..., j] for j in range(tuple_size)))
-        tensor_view(result, outputs[0].view(bits))[(0,) * output_lead] = data[selection]
+        output_view(outputs[0].view(bits))[out_lead] = data[selection]
 
     return kernel

@@ -5,6 +5,7 @@ compiles for large tensors (small/activations.py), and the result rounded once t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import cast
 
@@ -15,7 +16,7 @@ from ....ops.base import OperatorDesc
 from ....ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from ....types import ExecutionFlags
 from ... import Kernel
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 from .activations import activate
 
 
@@ -24,20 +25,26 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     axes = tuple(mvn.axes)
     epsilon = float(np.float32(mvn.epsilon))  # a FLOAT field, used as DML receives it
     activation = cast(ActivationOperatorDesc | None, mvn.fused_activation)
+    input_view, output_view = viewer(mvn.input_tensor), viewer(mvn.output_tensor)
+    scale_view = None if mvn.scale_tensor is None else viewer(mvn.scale_tensor)
+    bias_view = None if mvn.bias_tensor is None else viewer(mvn.bias_tensor)
+    count = math.prod(mvn.input_tensor.sizes[axis] for axis in axes)
+    dtype = mvn.output_tensor.data_type.numpy_dtype
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        x = tensor_view(mvn.input_tensor, cast(FlatArray, inputs[0])).astype(np.float64)
+        x = input_view(cast(FlatArray, inputs[0])).astype(np.float64)
         with np.errstate(all="ignore"):  # infinities and NaN give IEEE's results, as in the numba kernel
-            deviation = x - x.mean(axis=axes, keepdims=True)
+            deviation = x - np.add.reduce(x, axis=axes, keepdims=True) / count
             if mvn.normalize_variance:
-                deviation = deviation / np.sqrt(np.mean(deviation * deviation, axis=axes, keepdims=True) + epsilon)
-            if mvn.scale_tensor is not None:
-                deviation = deviation * tensor_view(mvn.scale_tensor, cast(FlatArray, inputs[1]))
-            if mvn.bias_tensor is not None:
-                deviation = deviation + tensor_view(mvn.bias_tensor, cast(FlatArray, inputs[2]))
+                variance = np.add.reduce(deviation * deviation, axis=axes, keepdims=True) / count
+                deviation /= np.sqrt(variance + epsilon)
+            if scale_view is not None:
+                deviation *= scale_view(cast(FlatArray, inputs[1]))
+            if bias_view is not None:
+                deviation += bias_view(cast(FlatArray, inputs[2]))
             result = deviation.astype(np.float32)
             if activation is not None:
                 result = activate(activation, result)
-            tensor_view(mvn.output_tensor, outputs[0])[...] = result.astype(mvn.output_tensor.data_type.numpy_dtype)
+            output_view(outputs[0])[...] = result.astype(dtype)
 
     return kernel

@@ -14,7 +14,7 @@ from ....ops.base import OperatorDesc
 from ....ops.one_hot import OneHotOperatorDesc
 from ....types import ExecutionFlags
 from ... import Kernel
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
@@ -24,17 +24,20 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     on_at = tuple(1 if d == max(d for d, size in enumerate(values.sizes) if size > 1) else 0
                   for d in range(values.dimension_count))
     bits = np.dtype(f"u{result.data_type.element_size}")
+    off_at = (0,) * values.dimension_count
     along = np.arange(depth).reshape([depth if d == axis else 1 for d in range(result.dimension_count)])
+    unsigned_depth = np.array(depth, indices.data_type.numpy_dtype) if indices.data_type.numpy_dtype.kind == "u" \
+        else None
+    index_view, values_view, output_view = viewer(indices), viewer(values), viewer(result)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        index = tensor_view(indices, cast(FlatArray, inputs[0]))
-        table = tensor_view(values, cast(FlatArray, inputs[1]).view(bits))
-        if index.dtype.kind == "u":  # compared as unsigned: a huge UINT64 index is out of range, not negative
-            position = np.minimum(index, depth).astype(np.int64)
+        index = index_view(cast(FlatArray, inputs[0]))
+        table = values_view(cast(FlatArray, inputs[1]).view(bits))
+        if unsigned_depth is not None:  # compared as unsigned: a huge UINT64 index is out of range, not negative
+            position = np.minimum(index, unsigned_depth).astype(np.int64)
         else:
             position = index.astype(np.int64)
-            position = np.where(position < 0, position + depth, position)
-        out = tensor_view(result, outputs[0].view(bits))
-        out[...] = np.where(along == position, table[on_at], table[(0,) * values.dimension_count])
+            position += depth * (position < 0)
+        output_view(outputs[0].view(bits))[...] = np.where(along == position, table[on_at], table[off_at])
 
     return kernel

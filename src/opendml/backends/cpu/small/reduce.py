@@ -15,7 +15,7 @@ from ....ops.base import OperatorDesc
 from ....ops.reduce import ReduceOperatorDesc
 from ....types import ExecutionFlags, ReduceFunction
 from ... import Kernel
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 
 F = ReduceFunction
 
@@ -32,29 +32,29 @@ def _reduce(function: ReduceFunction, x: FlatArray, axes: tuple[int, ...], decre
         if decreasing:
             index = blocks.shape[-1] - 1 - index
         return np.expand_dims(index.astype(np.int64), tuple(axes))
+    # (ufunc.reduce rather than np.sum and the like: the same loops, without their Python wrappers.)
     if function in (F.MIN, F.MAX):
-        extreme = (np.min if function is F.MIN else np.max)(x, axis=axes, keepdims=True)
-        if x.dtype.kind == "f":
-            # np.min/np.max may return either zero when -0 and +0 tie; IEEE minimum/maximum order -0 below +0.
-            zero_sign = np.any(np.signbit(x) & (x == 0), axis=axes, keepdims=True)
+        extreme = (np.minimum if function is F.MIN else np.maximum).reduce(x, axis=axes, keepdims=True)
+        if x.dtype.kind == "f" and (extreme == 0).any():
+            # np.minimum/np.maximum may return either zero when -0 and +0 tie; IEEE's order -0 below +0.
+            zero_sign = np.logical_or.reduce(np.signbit(x) & (x == 0), axis=axes, keepdims=True)
             if function is F.MAX:
-                zero_sign = ~np.any(~np.signbit(x) & (x == 0), axis=axes, keepdims=True)
+                zero_sign = ~np.logical_or.reduce(~np.signbit(x) & (x == 0), axis=axes, keepdims=True)
             extreme = np.where(extreme == 0, np.where(zero_sign, -0.0, 0.0).astype(x.dtype), extreme)
         return cast(FlatArray, extreme)
     if x.dtype.kind != "f":  # integers: SUM, MULTIPLY, L1, SUM_SQUARE, wrapping in their own type
-        values = {F.L1: np.abs(x), F.SUM_SQUARE: x * x}.get(function, x)
-        if function is F.MULTIPLY:
-            return cast(FlatArray, np.prod(values, axis=axes, dtype=x.dtype, keepdims=True))
-        return cast(FlatArray, np.sum(values, axis=axes, dtype=x.dtype, keepdims=True))
+        values = np.abs(x) if function is F.L1 else x * x if function is F.SUM_SQUARE else x
+        combine = np.multiply if function is F.MULTIPLY else np.add
+        return cast(FlatArray, combine.reduce(values, axis=axes, dtype=x.dtype, keepdims=True))
     wide = x.astype(np.float64)
     if function is F.LOG_SUM_EXP:
-        peak = np.max(wide, axis=axes, keepdims=True)
+        peak = np.maximum.reduce(wide, axis=axes, keepdims=True)
         shift = np.where(np.isfinite(peak), peak, 0.0)  # an infinite peak (or NaN) gives what the math gives
-        return cast(FlatArray, shift + np.log(np.sum(np.exp(wide - shift), axis=axes, keepdims=True)))
+        return cast(FlatArray, shift + np.log(np.add.reduce(np.exp(wide - shift), axis=axes, keepdims=True)))
     if function is F.MULTIPLY:
-        return cast(FlatArray, np.prod(wide, axis=axes, keepdims=True))
-    values = {F.L1: np.abs(wide), F.SUM_SQUARE: wide * wide, F.L2: wide * wide}.get(function, wide)
-    total = np.sum(values, axis=axes, keepdims=True, initial=-0.0)  # -0, IEEE's additive identity, keeps -0 sums
+        return cast(FlatArray, np.multiply.reduce(wide, axis=axes, keepdims=True))
+    values = np.abs(wide) if function is F.L1 else wide * wide if function in (F.SUM_SQUARE, F.L2) else wide
+    total = np.add.reduce(values, axis=axes, keepdims=True, initial=-0.0)  # -0, IEEE's additive identity
     if function is F.AVERAGE:
         return cast(FlatArray, total / (x.size // total.size))
     if function is F.L2:
@@ -67,12 +67,13 @@ def _reduce(function: ReduceFunction, x: FlatArray, axes: tuple[int, ...], decre
 def reduce_kernel(desc: ReduceOperatorDesc, decreasing: bool = False) -> Kernel:
     source, result = desc.input_tensor, desc.output_tensor
     axes = tuple(sorted(desc.axes))
+    function, dtype = desc.function, result.data_type.numpy_dtype
+    input_view, output_view = viewer(source), viewer(result)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        x = tensor_view(source, cast(FlatArray, inputs[0]))
+        x = input_view(cast(FlatArray, inputs[0]))
         with np.errstate(all="ignore"):  # overflow, inf - inf, log 0: IEEE's results, as the numba kernels give
-            values = _reduce(desc.function, x, axes, decreasing)
-            tensor_view(result, outputs[0])[...] = values.astype(result.data_type.numpy_dtype)
+            output_view(outputs[0])[...] = _reduce(function, x, axes, decreasing).astype(dtype)
 
     return kernel
 

@@ -11,23 +11,23 @@ from ....ops.split import SplitOperatorDesc, slice_offsets
 from ....tensor import TensorDesc
 from ....types import ExecutionFlags
 from ... import Kernel
-from . import FlatArray, tensor_view
+from . import FlatArray, viewer
 
 
 def slices_kernel(whole: TensorDesc, parts: Sequence[TensorDesc], axis: int, *, joining: bool) -> Kernel:
     """The copy between `whole` and its `parts` along `axis`: into the parts (SPLIT) or into the whole (JOIN)."""
-    slices = [(offset, part.sizes[axis]) for offset, part in zip(slice_offsets(parts, axis), parts, strict=True)]
+    regions = [(slice(None),) * axis + (slice(offset, offset + part.sizes[axis]),)
+               for offset, part in zip(slice_offsets(parts, axis), parts, strict=True)]
+    whole_view, part_views = viewer(whole), [viewer(part) for part in parts]
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         whole_flat, part_flats = (outputs[0], inputs) if joining else (inputs[0], outputs)
-        whole_view = tensor_view(whole, cast(FlatArray, whole_flat))
-        for part, flat, (offset, size) in zip(parts, part_flats, slices, strict=True):
-            part_view = tensor_view(part, cast(FlatArray, flat))
-            region = whole_view[(slice(None),) * axis + (slice(offset, offset + size),)]
+        whole_array = whole_view(cast(FlatArray, whole_flat))
+        for part_view, flat, region in zip(part_views, part_flats, regions, strict=True):
             if joining:
-                region[...] = part_view
+                whole_array[region] = part_view(cast(FlatArray, flat))
             else:
-                part_view[...] = region
+                part_view(cast(FlatArray, flat))[...] = whole_array[region]
 
     return kernel
 
