@@ -797,11 +797,11 @@ class CompiledGraph:
         if self._on_device:
             self._allocate_arena()
 
-    def _check_element_limits(self, order: list[_Node]) -> None:
+    def _check_element_limits(self) -> None:
         """DECISIONS 2 on every tensor a kernel will see whole (deferred while the graph was built)."""
         for expression in self.inputs:
             check_element_limit("Graph.input", expression.name, expression.desc)
-        for node in order:
+        for node, _ in self._nodes:
             assert node.operator is not None
             desc = node.operator.desc
             for name, tensor in (*desc.input_slots(), *desc.output_slots()):
@@ -821,7 +821,7 @@ class CompiledGraph:
             # Device memory (the gpu backend): every tensor stays there; only inputs and outputs cross to the host.
             arena = device.create_buffer(self.arena_size)
         else:
-            self._check_element_limits([node for node, _ in self._nodes])
+            self._check_element_limits()
             # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
             raw = np.zeros(self.arena_size + BUFFER_ALIGNMENT, np.uint8)
             start = -raw.ctypes.data % BUFFER_ALIGNMENT
