@@ -5,8 +5,8 @@ Every result is compared with the same compiled graph on NumPy inputs: bit for b
 floating reductions and normalizations with the very checkers the CPU backend's own tests hold it to
 (`check_reduce_result`, `check_mvn_result`: the exact float64 reference, within the documented bounds).
 
-All tests share one cluster (the session fixture `client`); they are one xdist group, so that under `-n` one
-worker runs them all (pyproject's addopts: `--dist loadgroup`).
+All tests share one cluster (the session fixture `client`); under `-n` one worker runs them all (pyproject's
+addopts: `--dist loadfile`, each test file on one worker; they are also one xdist group, for `--dist loadgroup`).
 """
 
 from __future__ import annotations
