@@ -30,9 +30,7 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     output_lead = rank - outer_count - (gather.input_dimension_count - batch - tuple_size)
     sizes = np.array(source.sizes[input_lead + batch: input_lead + batch + tuple_size], np.int64)
     limits = sizes - 1
-    signed = indices.data_type in SIGNED_INDEX_TYPES
-    unsigned_limits = limits.astype(indices.data_type.numpy_dtype) if indices.data_type.numpy_dtype.kind == "u" \
-        else None
+    unsigned_limits = None if indices.data_type in SIGNED_INDEX_TYPES else limits.astype(indices.data_type.numpy_dtype)
     bits = np.dtype(f"u{source.data_type.element_size}")
     # Each batch dimension's position, shaped to broadcast over the outer (index position) dimensions.
     batch_positions = [np.arange(indices.sizes[indices_lead + d]).reshape(
@@ -50,9 +48,8 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
                 outside = tuples > unsigned_limits
             coordinates = np.minimum(tuples, unsigned_limits).astype(np.int64)
         else:
-            coordinates = tuples.astype(np.int64)
-            if signed:
-                coordinates += sizes * (coordinates < 0)
+            # A signed type: negative coordinates count from the end once. (A new int64 array, of sizes' type.)
+            coordinates = tuples + sizes * (tuples < 0)
             if debug:
                 outside = (coordinates < 0) | (coordinates > limits)
             if not rows:
