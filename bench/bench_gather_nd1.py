@@ -12,12 +12,13 @@ batch's 1024 x 256 matrix); and issue 14's GATHER_ND (version 0, no batch dimens
 runs GATHER_ND1's kernel. Indices are uniform over their dimension, so every implementation computes the same
 result (the peers have no per-coordinate clamping).
 
-Every implementation writes into a caller-provided, preallocated output buffer (`out=` in NumPy and PyTorch, an
-io_binding to preallocated OrtValues in ONNX Runtime, a reused dml.Binding in opendml). Within a workload the
-implementations are timed interleaved (floor, opendml, NumPy, ... then again), so drift hits all of them alike;
-the table shows each one's MEDIAN time divided by the floor's. The floor is what any gather must at least move:
-an np.copyto of the output's bytes into a preallocated array (read once, written once) plus one read of the
-indices (np.max over them).
+The input and the indices, which every implementation reads, live in memory from `Device.create_buffer` (starting
+on a cache line, as DML buffers do). Every implementation writes into a caller-provided, preallocated output
+buffer (`out=` in NumPy and PyTorch, an io_binding to preallocated OrtValues in ONNX Runtime, a reused dml.Binding
+in opendml). Within a workload the implementations are timed interleaved (floor, opendml, NumPy, ... then again),
+so drift hits all of them alike; the table shows each one's MEDIAN time divided by the floor's. The floor is what
+any gather must at least move: an np.copyto of the output's bytes into a preallocated array (read once, written
+once) plus one read of the indices (np.max over them).
 
 The peers: NumPy `np.take(..., out=, mode='clip')` on a computed linear row (or element) index, computed into a
 preallocated int64 buffer inside the timed call; PyTorch `index_select(..., out=)` on the same computed index
@@ -193,9 +194,16 @@ def make_ort(work: Workload, x: Array, indices: Array) -> Runner:
     return h.ort_runner(graph, 13, 8, {"x": x, "i": indices}, {"y": out.reshape(onnx_shape)}, [out])
 
 
+def aligned(device: dml.Device, array: Array) -> Array:
+    """`array` copied into memory from device.create_buffer, which starts on a cache line as a DML buffer does
+    (NumPy's own large arrays start 16 bytes past a page here, where each 256-byte row spans five lines)."""
+    return np.asarray(device.create_buffer(array)).view(array.dtype).reshape(array.shape)
+
+
 def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.random.Generator) -> Outcome:
-    x = work.make_input(rng)
-    indices = work.make_indices(rng)
+    # Every implementation reads the same input and indices, in memory from create_buffer.
+    x = aligned(device, work.make_input(rng))
+    indices = aligned(device, work.make_indices(rng))
     ref = reference(work, x, indices)
 
     def check_one(runner: Runner, mine: Runner, errors: dict[str, float]) -> str | None:
