@@ -169,6 +169,12 @@ def test_create_buffer_and_read(backend: str) -> None:
     assert buffer.read(np.float32, (6, 4))[5, 3] == 23
     odd = device.create_buffer(np.arange(7, dtype=np.uint8))  # a size that is no multiple of 4
     assert len(odd) == 7 and odd.read() == bytes(range(7))
+    if backend == "cpu":  # host memory starts on a cache line, large (mmap'd by malloc) or small
+        made = [device.create_buffer(size) for size in (1, 10, 4096, 2**23)]
+        made += [device.create_buffer(np.ones(size, np.uint8)) for size in (3, 2**23 + 5)]
+        assert all(isinstance(memory, np.ndarray) and memory.ctypes.data % 64 == 0 for memory in made)
+        assert [len(memory) for memory in made] == [1, 10, 4096, 2**23, 3, 2**23 + 5]
+        assert all(memory.read() == b"\1" * len(memory) for memory in made[4:])
     label = "GpuBuffer" if backend == "gpu" else "HostBuffer"
     with pytest.raises(dml.BindingError, match=rf"^{label}\.read: shape \[5, 5\] of float32 needs 100 bytes; the "
                                                rf"buffer holds 96$"):
