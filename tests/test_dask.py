@@ -627,6 +627,14 @@ def test_a_graph_past_the_element_limit_runs_chunk_by_chunk(client: Client) -> N
                r"index 8589934591; with Sizes \[2097152, 4096\] and Strides \[4096, 1\] it must be below 2\^32")
     with pytest.raises(dml.ValidationError, match=message):
         compiled({"x": da.zeros((2**21, 4096), dtype=np.float32, chunks=-1)})
+    # GATHER_ND1 puts the gathered dimension in one chunk (README): here, a chunk of 2^33 elements.
+    rows = graph.input([8, 1], "INT64", name="rows")
+    gathered = graph.compile([dml.gather_nd(x, rows, 2, 2)])
+    message = (r"DML_OPERATOR_GATHER_ND1: InputTensor's largest Dask chunk has its last element at index 8589934591;"
+               r" with Sizes \[2097152, 4096\]")
+    with pytest.raises(dml.ValidationError, match=message):
+        gathered({"x": da.zeros((2**21, 4096), dtype=np.float32, chunks=(2**18, 4096)),
+                  "rows": np.zeros((8, 1), np.int64)})
     assert scheduler_task_count(client) == 0
 
 

@@ -542,6 +542,7 @@ def _lower_gather(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _
     x = x.rechunk({dim: -1 for dim in range(rank) if dim not in input_batch and dim not in rest})
     indices = indices.rechunk({rank - 1: -1, **{dim: x.chunks[source] for dim, source in
                                                 zip(indices_batch, input_batch, strict=True)}})
+    _check_largest_chunk(desc, "InputTensor", x)    # as rechunked: the chunks the kernel sees
     fresh = iter(range(rank, 3 * rank))
     x_index = [next(fresh) for _ in range(rank)]
     indices_index = [next(fresh) for _ in range(rank)]
@@ -619,15 +620,23 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
     raise UnsupportedError(f"{desc.label} has no Dask lowering")
 
 
+def _check_largest_chunk(desc: OperatorDesc, name: str, array: DaskArray) -> None:
+    """Every chunk a kernel sees is a DML tensor (DECISIONS 2's element limit; the graph's own tensors are logical):
+    checked on the largest chunk of a tensor, before any task runs."""
+    tensor = dict([*desc.input_slots(), *desc.output_slots()])[name]
+    assert tensor is not None
+    largest = _packed(tensor.data_type, [max(sizes) for sizes in array.chunks])
+    check_element_limit(desc.label, f"{name}'s largest Dask chunk", largest)
+
+
 def _check_chunk_limits(desc: OperatorDesc, inputs: Sequence[DaskArray | None], outputs: Sequence[DaskArray]
                         ) -> None:
-    """Every chunk a kernel will see is a DML tensor (DECISIONS 2's element limit), checked on the largest one of
-    each of the node's inputs and outputs before any task runs (the graph's own tensors are logical: no limit)."""
+    """_check_largest_chunk on each of a node's inputs and outputs (a lowering that rechunks an input checks it
+    as rechunked)."""
     slots = [*desc.input_slots(), *desc.output_slots()]
     for (name, tensor), array in zip(slots, [*inputs, *outputs], strict=True):
         if tensor is not None and array is not None:
-            largest = _packed(tensor.data_type, [max(sizes) for sizes in array.chunks])
-            check_element_limit(desc.label, f"{name}'s largest Dask chunk", largest)
+            _check_largest_chunk(desc, name, array)
 
 
 def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]:
