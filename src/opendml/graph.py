@@ -26,7 +26,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .backends import DeviceMemory
+from .backends import HOST_BUFFER_ALIGNMENT, DeviceMemory
 from .convert import describe, to_data_type, to_enum, to_flags, to_int, to_name, to_sequence, to_uint, to_uint_list
 from .device import Binding, CompiledOperator, Device, Operator, logical_array
 from .errors import BindingError, UnsupportedError, ValidationError
@@ -74,8 +74,9 @@ __all__ = [
 
 NDArray = np.ndarray[Any, Any]
 
-#: Byte alignment of every planned buffer: a cache line, which also meets DML's 16-byte binding rule.
-BUFFER_ALIGNMENT = 64
+#: Byte alignment of every planned buffer: a cache line (where host memory from create_buffer starts), which also
+#: meets DML's 16-byte binding rule.
+BUFFER_ALIGNMENT = HOST_BUFFER_ALIGNMENT
 #: From this size on, a C-contiguous input array of a packed input is bound where it lies instead of being copied
 #: into the arena: a fresh Binding (checked once, about 25 us here) costs less than copying that many bytes.
 ZERO_COPY_MIN_BYTES = 256 * 1024
@@ -815,17 +816,13 @@ class CompiledGraph:
 
     def _allocate_arena(self) -> NDArray | DeviceMemory:
         """The arena, and every binding, step and view into it."""
-        device = self.graph.device
-        arena: NDArray | DeviceMemory
-        if self._on_device:
-            # Device memory (the gpu backend): every tensor stays there; only inputs and outputs cross to the host.
-            arena = device.create_buffer(self.arena_size)
-        else:
+        if not self._on_device:
             self._check_element_limits()
-            # The arena starts on a cache line; offsets inside it are multiples of BUFFER_ALIGNMENT.
-            raw = np.zeros(self.arena_size + BUFFER_ALIGNMENT, np.uint8)
-            start = -raw.ctypes.data % BUFFER_ALIGNMENT
-            arena = raw[start: start + self.arena_size]
+        # The device's memory: on the gpu every tensor stays there (only inputs and outputs cross to the host); on
+        # the cpu, host memory that starts on a cache line (offsets inside it are multiples of BUFFER_ALIGNMENT),
+        # as a plain array, so that the outputs' copies are plain arrays too.
+        memory = self.graph.device.create_buffer(self.arena_size)
+        arena: NDArray | DeviceMemory = memory if self._on_device else np.asarray(memory)
         planned = self._planned
         self._bindings = {key: Binding(arena, buffer.offset, buffer.size) for key, buffer in planned.items()}
         self._steps: list[_Step] = []
