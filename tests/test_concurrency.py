@@ -24,6 +24,20 @@ T = dml.TensorDesc
 F32, F16 = dml.DataType.FLOAT32, dml.DataType.FLOAT16
 
 
+def _interpreted_operators(batch: int, side: int, length: int, columns: int) -> dict[str, dml.OperatorDesc]:
+    """The operators whose small-tensor kernels interpret activation formulas, with tensors of these sizes."""
+    return {
+        "MEAN_VARIANCE_NORMALIZATION1": dml.MeanVarianceNormalization1OperatorDesc(
+            T(F32, [batch, 16, side, side]), T(F32, [1, 16, 1, 1]), T(F32, [1, 16, 1, 1]),
+            T(F32, [batch, 16, side, side]), [2, 3], True, 1e-5, dml.ActivationGeluOperatorDesc()),
+        "MEAN_VARIANCE_NORMALIZATION1_F16": dml.MeanVarianceNormalization1OperatorDesc(
+            T(F16, [4, 3, length]), None, None, T(F16, [4, 3, length]), [2], False, 0.0,
+            dml.ActivationLeakyReluOperatorDesc(0.1)),
+        "ACTIVATION_GELU_F16": dml.ActivationGeluOperatorDesc(input_tensor=T(F16, [64, columns]),
+                                                              output_tensor=T(F16, [64, columns])),
+    }
+
+
 def _operators() -> dict[str, dml.OperatorDesc]:
     return {
         "REDUCE_SUM": dml.ReduceOperatorDesc("SUM", T(F32, [64, 4096]), T(F32, [64, 1]), [1]),
@@ -34,12 +48,6 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "ONE_HOT": dml.OneHotOperatorDesc(T(dml.DataType.INT32, [4096, 1]), T(F32, [1, 2]), T(F32, [4096, 300]), 1),
         "GATHER_ND1": dml.GatherNd1OperatorDesc(T(F32, [2048, 256]), T(dml.DataType.INT64, [2048, 1]),
                                                 T(F32, [2048, 256]), 2, 2, 0),
-        "MEAN_VARIANCE_NORMALIZATION1": dml.MeanVarianceNormalization1OperatorDesc(
-            T(F32, [8, 16, 64, 64]), T(F32, [1, 16, 1, 1]), T(F32, [1, 16, 1, 1]), T(F32, [8, 16, 64, 64]), [2, 3],
-            True, 1e-5, dml.ActivationGeluOperatorDesc()),
-        "MEAN_VARIANCE_NORMALIZATION1_F16": dml.MeanVarianceNormalization1OperatorDesc(
-            T(F16, [4, 3, 5000]), None, None, T(F16, [4, 3, 5000]), [2], False, 0.0,
-            dml.ActivationLeakyReluOperatorDesc(0.1)),
         "JOIN": dml.JoinOperatorDesc([T(F32, [64, 3000]), T(F32, [64, 6000])], T(F32, [64, 9000]), 1),
         "ARGMIN_DECREASING": dml.ArgMinOperatorDesc(T(dml.DataType.INT8, [300, 96], [1, 300]),
                                                     T(dml.DataType.UINT32, [1, 96]), [0], "DECREASING"),
@@ -47,8 +55,7 @@ def _operators() -> dict[str, dml.OperatorDesc]:
                                               T(F32, [2048, 256]), 2, 2),
         "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
             T(F32, [8, 16, 64, 64]), None, None, T(F32, [8, 16, 64, 64]), False, True, 1e-5),
-        "ACTIVATION_GELU_F16": dml.ActivationGeluOperatorDesc(input_tensor=T(F16, [64, 9000]),
-                                                              output_tensor=T(F16, [64, 9000])),
+        **_interpreted_operators(batch=8, side=64, length=5000, columns=9000),
     }
 
 
@@ -56,16 +63,7 @@ OPERATORS = _operators()
 #: Smaller tensors for the operators whose small-tensor kernels interpret activation formulas (microseconds per
 #: element): the `cpu-small` runs force those kernels on every size (conftest.py), where the threads' thousands of
 #: elements each still show whether dispatches interfere.
-INTERPRETED_OPERATORS = {
-    "MEAN_VARIANCE_NORMALIZATION1": dml.MeanVarianceNormalization1OperatorDesc(
-        T(F32, [2, 16, 8, 8]), T(F32, [1, 16, 1, 1]), T(F32, [1, 16, 1, 1]), T(F32, [2, 16, 8, 8]), [2, 3],
-        True, 1e-5, dml.ActivationGeluOperatorDesc()),
-    "MEAN_VARIANCE_NORMALIZATION1_F16": dml.MeanVarianceNormalization1OperatorDesc(
-        T(F16, [4, 3, 200]), None, None, T(F16, [4, 3, 200]), [2], False, 0.0,
-        dml.ActivationLeakyReluOperatorDesc(0.1)),
-    "ACTIVATION_GELU_F16": dml.ActivationGeluOperatorDesc(input_tensor=T(F16, [64, 40]),
-                                                          output_tensor=T(F16, [64, 40])),
-}
+INTERPRETED_OPERATORS = _interpreted_operators(batch=2, side=8, length=200, columns=40)
 
 
 def operator_for(name: str) -> dml.OperatorDesc:
