@@ -436,8 +436,48 @@ def guarded_case(draw: st.DrawFn, operator: str) -> tuple[dml.FeatureLevel, dml.
     return level, desc, draw(st.integers(0, 2**32 - 1)), draw(st.integers(0, 1023))
 
 
-def run_guarded(examples: int) -> None:
-    """The subprocess's work: GUARDED_EXAMPLES valid dispatches of each operator between guard pages."""
+#: (input, indices, output, BatchDimensionCount) of gathers whose numba kernel reads each batch's input region
+#: through before its random reads (gather_nd1._TOUCH_BYTES): packed, padded and transposed inputs, batched and not.
+READ_THROUGH_GATHERS = [
+    (dml.TensorDesc("FLOAT32", [4, 64, 64]), dml.TensorDesc("INT64", [4, 4096, 2]),
+     dml.TensorDesc("FLOAT32", [1, 4, 4096]), 1),
+    (dml.TensorDesc("UINT8", [3, 32, 48], [2100, 64, 1]), dml.TensorDesc("INT32", [3, 2048, 2]),
+     dml.TensorDesc("UINT8", [1, 3, 2048]), 1),
+    (dml.TensorDesc("INT16", [2, 40, 30], [1200, 1, 40]), dml.TensorDesc("UINT32", [2, 3000, 1]),
+     dml.TensorDesc("INT16", [2, 3000, 30]), 1),
+    (dml.TensorDesc("FLOAT64", [256, 8]), dml.TensorDesc("UINT64", [8192, 1]), dml.TensorDesc("FLOAT64", [8192, 8]),
+     0),
+]
+
+
+def use_backend(backend: str) -> None:
+    """What conftest's `backend` fixture does, in the subprocess: `cpu` runs numba's kernels on every tensor,
+    `cpu-small` the small-tensor kernels, `gpu` the gpu backend."""
+    import opendml.backends.cpu
+    import opendml.device
+
+    for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"):
+        setattr(opendml.backends.cpu, limit, 2**62 if backend == "cpu-small" else 0)
+    opendml.device.DEFAULT_BACKEND = "cpu" if backend == "cpu-small" else backend
+
+
+def run_guarded(examples: int, backend: str) -> None:
+    """The subprocess's work: GUARDED_EXAMPLES valid dispatches of each operator between guard pages, on the
+    backend's kernels; on numba's, also the gathers that read their input regions through, each input ending at a
+    guard page."""
+    use_backend(backend)
+    if backend == "cpu":
+        from opendml.backends.cpu.gather_nd1 import _S_TOUCH
+
+        for input_desc, indices_desc, output_desc, batch in READ_THROUGH_GATHERS:
+            rank = input_desc.dimension_count
+            desc = dml.GatherNd1OperatorDesc(input_desc, indices_desc, output_desc, rank, rank, batch)
+            device = dml.Device()
+            kernel = device.compile_operator(device.create_operator(desc))._kernel
+            assert kernel._settings[_S_TOUCH] > 0, desc
+            print(f"guarded read-through {desc!r}", flush=True)
+            for layout in (0b1000, 0b1001, 0b1010):  # the input ends at its guard page, bound at 0, 16 and 32
+                guarded_dispatch(device.feature_level, desc, layout, layout)
     for operator in sorted(BASES):
         print(f"guarded {operator}", flush=True)
 
@@ -469,8 +509,9 @@ def test_guard_pages_fault_on_stray_access() -> None:
         assert result.stdout == "ok\n" and result.returncode == -11, (access, result)
 
 
-def test_guarded_dispatches_in_a_subprocess() -> None:
-    result = subprocess.run([sys.executable, __file__, "guarded", str(GUARDED_EXAMPLES)], capture_output=True,
+def test_guarded_dispatches_in_a_subprocess(backend: str, request: pytest.FixtureRequest) -> None:
+    name = request.node.callspec.params["backend"]   # cpu, cpu-small or gpu, as the fixture sets them up
+    result = subprocess.run([sys.executable, __file__, "guarded", str(GUARDED_EXAMPLES), name], capture_output=True,
                             text=True, timeout=1800, cwd=Path(__file__).parent.parent)
     tail = "\n".join(result.stdout.splitlines()[-6:])
     assert result.returncode == 0, f"exit status {result.returncode} (-11: a stray access faulted) after:\n{tail}\n" \
@@ -480,4 +521,4 @@ def test_guarded_dispatches_in_a_subprocess() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["guarded"]:
-        run_guarded(int(sys.argv[2]))
+        run_guarded(int(sys.argv[2]), sys.argv[3])

@@ -52,6 +52,7 @@ from .memory_kernels import (
     prefetch,
     stream_copy,
     stream_lines,
+    touch_lines,
 )
 
 Int64Array = npt.NDArray[np.int64]
@@ -68,6 +69,10 @@ _PREFETCH_BYTES = 4096
 _PREFETCH_LINES = 16
 # Outputs of at least this many bytes are gathered by every numba thread.
 _PARALLEL_BYTES = 1 << 20
+# The input region one batch's tuples read is read through first (touch_lines) when it is at most this large and
+# its tuples read at least a quarter as many lines as it has: random first reads of its lines would each wait on
+# memory. Measured: 16 batches of 1 MiB, 262144 elements gathered from each, 9.6 -> 6.5 ms.
+_TOUCH_BYTES = 4 << 20
 
 
 def _i64(values: Sequence[int]) -> Int64Array:
@@ -207,7 +212,7 @@ def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinat
 # (outer sizes and strides, coordinate sizes and strides, rest sizes and strides). Two arrays instead of twenty
 # arguments: numba checks every argument's type at each call.
 (_S_OUTER, _S_TUPLE, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED, _S_CHUNK, _S_STAGED, _S_STREAM_ROWS, _S_STAGE_ROWS,
- _S_AHEAD, _S_LINES) = range(11)
+ _S_AHEAD, _S_LINES, _S_TOUCH) = range(12)
 
 
 @numba.njit(cache=True)
@@ -232,6 +237,7 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
     tuple_stride, signed = settings[_S_TUPLE_STRIDE], settings[_S_SIGNED] != 0
     chunk, staged, stream_rows = settings[_S_CHUNK], settings[_S_STAGED] != 0, settings[_S_STREAM_ROWS] != 0
     stage_rows, ahead, lines = settings[_S_STAGE_ROWS], settings[_S_AHEAD], settings[_S_LINES]
+    touch, touched = settings[_S_TOUCH], np.int64(-1)
     last = outer_sizes.size - 1
     positions, step_ix, step_out, step_in = outer_sizes[last], outer_ix[last], outer_out[last], outer_in[last]
     rest_counter = np.zeros(rest_sizes.size, np.int64)
@@ -261,6 +267,9 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
             base_ix += coordinate * outer_ix[d]
             base_out += coordinate * outer_out[d]
             base_in += coordinate * outer_in[d]
+        if touch > 0 and base_in != touched:  # a new region of the input: read it through first
+            touch_lines(data, base_in, base_in + touch)
+            touched = base_in
         count = min(chunk, positions - first, stop - position)
         position += count
         _tuple_sources(indices, base_ix + first * step_ix, step_ix, count, coordinate_sizes, coordinate_strides,
@@ -388,7 +397,7 @@ class GatherKernel:
         lines = min(_PREFETCH_LINES, -(-run_bytes // LINE_BYTES))
         self._settings = np.array([
             plan.outer_sizes.size, plan.coordinate_sizes.size, plan.rest_sizes.size, plan.tuple_stride, plan.signed,
-            _CHUNK, staged, stream_rows, stage_rows, ahead, lines], np.int64)
+            _CHUNK, staged, stream_rows, stage_rows, ahead, lines, self._touch_span()], np.int64)
         self._positions = int(np.prod(plan.outer_sizes))
         # Random reads wait on memory latency, so a second thread (more reads in flight) pays for large gathers.
         threads = numba.get_num_threads()
@@ -397,6 +406,17 @@ class GatherKernel:
         # UINT64 indices travel as int64 (numba would mix uint64 and int64 into float64); GatherPlan.signed tells
         # the kernel that their negatives are huge values.
         self._index_view = np.dtype(np.int64) if desc.indices_tensor.data_type == DataType.UINT64 else None
+
+    def _touch_span(self) -> int:
+        """The elements of the input region that one batch's tuples read, if it is read through first (see
+        _TOUCH_BYTES), else 0. The region runs from the batch's first element to its last reachable one."""
+        plan, item = self.plan, self.desc.input_tensor.data_type.element_size
+        span = 1 + int(np.dot(plan.coordinate_sizes - 1, plan.coordinate_strides)) \
+            + int(np.dot(plan.rest_sizes - 1, plan.rest_input_strides))
+        tuples = int(np.prod(plan.outer_sizes[plan.outer_input_strides == 0]))
+        region_lines = -(-span * item // LINE_BYTES)
+        read_lines = tuples * -(-int(np.prod(plan.rest_sizes)) * item // LINE_BYTES)
+        return span if span * item <= _TOUCH_BYTES and 4 * read_lines >= region_lines else 0
 
     def _index_array(self, indices: FlatArray) -> FlatArray:
         return indices if self._index_view is None else indices.view(self._index_view)
