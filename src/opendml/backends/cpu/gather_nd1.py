@@ -166,12 +166,21 @@ def _valid(value: Any, size: Any, signed: bool) -> Any:
     return size - 1 if v < 0 or v >= size else v
 
 
+@numba.njit(cache=True, inline="always")
+def _offset(value: Any, size: Any, stride: Any, signed: bool) -> Any:
+    """The input offset one coordinate contributes: its valid value (below its dimension's size) times the
+    dimension's stride. Both are below 2^32 (DML sizes and strides are UINT), so the product is taken as 32 x 32
+    -> 64 bits, exact, which vectorizes as one instruction (vpmuludq) where a 64-bit multiply takes several
+    (measured: the pair pass 4.2 -> 2.7 ms per 4M tuples, from L1)."""
+    return np.int64(np.uint64(np.uint32(_valid(value, size, signed))) * np.uint64(np.uint32(stride)))
+
+
 @numba.njit(cache=True)
 def _single_sources(indices: Any, at_ix: int, count: int, size: int, stride: int, signed: bool, base_in: int,
                     step_in: int, sources: Any) -> None:
     """_tuple_sources for 1-coordinate tuples that follow one another."""
     for j in range(count):
-        sources[j] = base_in + j * step_in + _valid(indices[at_ix + j], size, signed) * stride
+        sources[j] = base_in + j * step_in + _offset(indices[at_ix + j], size, stride, signed)
 
 
 @numba.njit(cache=True)
@@ -179,11 +188,11 @@ def _pair_sources(indices: Any, at_ix: int, count: int, size0: int, size1: int, 
                   signed: bool, base_in: int, step_in: int, sources: Any) -> None:
     """_tuple_sources for packed 2-coordinate tuples (constant strides: de-interleaving vector loads)."""
     for j in range(count):
-        sources[j] = (base_in + j * step_in + _valid(indices[at_ix + 2 * j], size0, signed) * stride0
-                      + _valid(indices[at_ix + 2 * j + 1], size1, signed) * stride1)
+        sources[j] = (base_in + j * step_in + _offset(indices[at_ix + 2 * j], size0, stride0, signed)
+                      + _offset(indices[at_ix + 2 * j + 1], size1, stride1, signed))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinate_sizes: Any,
                    coordinate_strides: Any, tuple_stride: int, signed: bool, base_in: int, step_in: int,
                    sources: Any) -> None:
@@ -205,14 +214,14 @@ def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinat
     for k in range(tuple_size):
         size, stride, at = coordinate_sizes[k], coordinate_strides[k], at_ix + k * tuple_stride
         for j in range(count):
-            sources[j] += _valid(indices[at + j * step_ix], size, signed) * stride
+            sources[j] += _offset(indices[at + j * step_ix], size, stride, signed)
 
 
 # The layout of GatherKernel's `settings` array; its `layout` array holds the GatherPlan arrays one after another
 # (outer sizes and strides, coordinate sizes and strides, rest sizes and strides). Two arrays instead of twenty
 # arguments: numba checks every argument's type at each call.
-(_S_OUTER, _S_TUPLE, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED, _S_CHUNK, _S_STAGED, _S_STREAM_ROWS, _S_STAGE_ROWS,
- _S_AHEAD, _S_LINES, _S_TOUCH) = range(12)
+(_S_OUTER, _S_TUPLE, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED, _S_STAGED, _S_STREAM_ROWS, _S_STAGE_ROWS, _S_AHEAD,
+ _S_LINES, _S_TOUCH) = range(11)
 
 
 @numba.njit(cache=True)
@@ -235,7 +244,7 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
     rest_sizes, rest_in, rest_out = layout[at:at + n_rest], layout[at + n_rest:at + 2 * n_rest], layout[
         at + 2 * n_rest:at + 3 * n_rest]
     tuple_stride, signed = settings[_S_TUPLE_STRIDE], settings[_S_SIGNED] != 0
-    chunk, staged, stream_rows = settings[_S_CHUNK], settings[_S_STAGED] != 0, settings[_S_STREAM_ROWS] != 0
+    chunk, staged, stream_rows = _CHUNK, settings[_S_STAGED] != 0, settings[_S_STREAM_ROWS] != 0
     stage_rows, ahead, lines = settings[_S_STAGE_ROWS], settings[_S_AHEAD], settings[_S_LINES]
     touch, touched = settings[_S_TOUCH], np.int64(-1)
     last = outer_sizes.size - 1
@@ -272,8 +281,13 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
             touched = base_in
         count = min(chunk, positions - first, stop - position)
         position += count
-        _tuple_sources(indices, base_ix + first * step_ix, step_ix, count, coordinate_sizes, coordinate_strides,
-                       tuple_stride, signed, base_in + first * step_in, step_in, sources)
+        at_ix, at_in = base_ix + first * step_ix, base_in + first * step_in
+        if count == _CHUNK:  # a trip count LLVM knows vectorizes far better (measured: 4M pairs, 17.2 -> 12.2 ms)
+            _tuple_sources(indices, at_ix, step_ix, _CHUNK, coordinate_sizes, coordinate_strides, tuple_stride,
+                           signed, at_in, step_in, sources)
+        else:
+            _tuple_sources(indices, at_ix, step_ix, count, coordinate_sizes, coordinate_strides, tuple_stride,
+                           signed, at_in, step_in, sources)
         target = base_out + first * step_out
         if single:
             # Offsets are never negative: the exits only keep LLVM from vectorizing these loops into gather
@@ -397,7 +411,7 @@ class GatherKernel:
         lines = min(_PREFETCH_LINES, -(-run_bytes // LINE_BYTES))
         self._settings = np.array([
             plan.outer_sizes.size, plan.coordinate_sizes.size, plan.rest_sizes.size, plan.tuple_stride, plan.signed,
-            _CHUNK, staged, stream_rows, stage_rows, ahead, lines, self._touch_span()], np.int64)
+            staged, stream_rows, stage_rows, ahead, lines, self._touch_span()], np.int64)
         self._positions = int(np.prod(plan.outer_sizes))
         # Random reads wait on memory latency, so a second thread (more reads in flight) pays for large gathers.
         threads = numba.get_num_threads()
