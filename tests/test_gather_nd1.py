@@ -572,6 +572,31 @@ def test_large_gathers(case_id: str, input_sizes: tuple[int, ...], dtype: type, 
     assert output[16 + output_desc.total_tensor_size_in_bytes:].tolist() == [0xA5] * 48  # nor past its end
 
 
+
+#: (input, indices, BatchDimensionCount, the elements of each batch's input region read through first, or 0).
+READ_THROUGH = [
+    (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 262144, 2]), 1, 262144),   # the benchmark's element gather
+    (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 4096, 1]), 1, 262144),     # rows read 4x the region's lines
+    (T("UINT8", [3, 32, 48], [2100, 64, 1]), T("INT32", [3, 2048, 2]), 1, 31 * 64 + 47 + 1),  # padded rows
+    (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 1024, 2]), 1, 0),          # 1024 lines of 16384: too few
+    (T("FLOAT32", [1048576, 64]), T("INT64", [1048576, 1]), 0, 0),             # 256 MiB: larger than the caches
+    (T("FLOAT32", [8, 2048, 1024]), T("INT32", [8, 65536, 1]), 1, 0),          # 8 MiB per batch
+]
+
+
+@pytest.mark.parametrize(("input_desc", "indices_desc", "batch", "span"), READ_THROUGH)
+def test_batches_read_their_input_region_through_only_when_small_and_read_often(
+        input_desc: dml.TensorDesc, indices_desc: dml.TensorDesc, batch: int, span: int) -> None:
+    """numba's kernel reads each batch's input region in order before gathering from it (cpu backend,
+    gather_nd1._TOUCH_BYTES), from the batch's first element to its last reachable one, only where that pays."""
+    from opendml.backends.cpu.gather_nd1 import _S_TOUCH, GatherKernel
+
+    rank = input_desc.dimension_count
+    output_sizes = gather_nd1_output_sizes(input_desc.sizes, indices_desc.sizes, rank, rank, batch)
+    desc = dml.GatherNd1OperatorDesc(input_desc, indices_desc, T(input_desc.data_type, list(output_sizes)), rank,
+                                     rank, batch)
+    assert GatherKernel(desc)._settings[_S_TOUCH] == span
+
 # -- narrow outputs, device memory, batches: every byte around the elements kept -------------------------------------
 
 #: (input sizes, indices sizes, I, J, B, output strides): rows into padded, transposed and interleaved (no nesting
