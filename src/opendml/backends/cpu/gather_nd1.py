@@ -246,7 +246,7 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
     tuple_stride, signed = settings[_S_TUPLE_STRIDE], settings[_S_SIGNED] != 0
     chunk, staged, stream_rows = _CHUNK, settings[_S_STAGED] != 0, settings[_S_STREAM_ROWS] != 0
     stage_rows, ahead, lines = settings[_S_STAGE_ROWS], settings[_S_AHEAD], settings[_S_LINES]
-    touch, touched = settings[_S_TOUCH], np.int64(-1)
+    touch, touched = settings[_S_TOUCH], -1
     last = outer_sizes.size - 1
     positions, step_ix, step_out, step_in = outer_sizes[last], outer_ix[last], outer_out[last], outer_in[last]
     rest_counter = np.zeros(rest_sizes.size, np.int64)
