@@ -7,10 +7,13 @@
    (ValidationError) before the kernel is entered, with every buffer bit-identical.
 2. Descriptors: strides reaching one element past TotalTensorSizeInBytes, sizes whose product overflows 64 bits,
    last elements at 2^32: refused by create_operator, so no binding can ever be checked against a wrong size.
-3. Guard pages (a subprocess, so that a fault fails the test instead of killing pytest): every tensor of a valid
+3. Guard pages (a subprocess, so that a fault fails the test instead of killing pytest; one per backend, each on
+   its own kernels: numba's for every tensor, the small-tensor kernels, the gpu): every tensor of a valid
    descriptor lies in an mmap region flanked by PROT_NONE pages, touching one of them; inputs are made read-only
    (PROT_READ) after their data is written. Any read or write outside the bound ranges, and any write to an input,
    faults (SIGSEGV). The outputs must match the oracles; adversarial bindings against the same regions must raise.
+   On numba's kernels, gathers that read their batch's input region through first run with the input ending at its
+   guard page.
 
 Examples: MEMORY_EXAMPLES per operator (OPENDML_MEMORY_EXAMPLES; 20,000 bindings / 2,000 guarded dispatches with
 HYPOTHESIS_PROFILE=slow; 100 / 25 otherwise).
