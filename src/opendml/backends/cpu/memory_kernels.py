@@ -101,7 +101,6 @@ def _prefetch_typer(typingctx: Any, address: Any) -> Any:
 prefetch: Any = intrinsic(_prefetch_typer)
 
 
-
 def _keep_typer(typingctx: Any, value: Any) -> Any:
     """Makes LLVM compute `value` although nothing uses it (an empty asm statement with side effects reads it; no
     instruction is emitted)."""
@@ -127,6 +126,7 @@ def touch_lines(data: Any, start: int, stop: int) -> None:
     for at in range(start, stop, step):
         seen |= data[at]
     keep(seen)
+
 
 def _sfence_typer(typingctx: Any) -> Any:
     """Orders the non-temporal stores before every later store (x86 sfence)."""
