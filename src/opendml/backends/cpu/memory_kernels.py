@@ -6,6 +6,8 @@ cache line it writes (read-for-ownership): an output written with plain stores c
 while a large memcpy (the benchmarks' floor) uses non-temporal stores that skip that read. For outputs larger than
 the caches, ``stream_copy`` and ``stream_fill`` write whole 64-byte lines with non-temporal stores (x86-64 only;
 elsewhere they are plain copies and fills). Small outputs use plain stores, which keep the result in cache.
+``touch_lines`` reads a small range through in order, so that random reads into it then hit the caches (GATHER_ND1's
+batches).
 
 Everything here works on raw addresses (``array.ctypes.data``); the callers guarantee the ranges are inside
 their arrays, which the operator's validation and the binding checks make sure of.
