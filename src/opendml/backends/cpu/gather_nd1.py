@@ -14,16 +14,16 @@ integers of their width: a gather only moves bits (NaN payloads included), and f
 specialisations instead of eleven.
 
 A dispatch walks the outer positions in chunks: first the chunk's source offsets (a sequential pass over its tuples,
-in which each coordinate's offset is a 32 x 32 -> 64-bit product, and a whole chunk has the constant _CHUNK as its
-trip count: together, the [16, 1024, 256] by [16, 262144, 2] element gather went from 11.4 to 8.7 ms on 2 threads),
-then the copies, prefetching rows a few positions ahead (random reads wait on memory latency). Outputs larger than
-the caches are written with non-temporal stores (memory_kernels), through small staging buffers when the chunk's
-output is one contiguous range: rows fill one stage while the other is streamed out a few lines per row, so that the
-random reads and the writes overlap (measured: the [1M, 64] row gather went from 1.65x to 1.5x of a copy). Outputs
-of 1 MiB or more are split over numba's threads, since a second thread keeps more random reads in flight. Where one
-batch's tuples read its input region often and the region is small (_TOUCH_BYTES), the region is read through in
-order first (touch_lines), so that its lines arrive at streaming speed instead of one random miss at a time (the
-element gather: 13.7 -> 11.4 ms).
+vectorized: arrays are indexed unsigned (_at) and each coordinate's offset is a 32 x 32 -> 64-bit product; the [16,
+1024, 256] by [16, 262144, 2] element gather went from 11.1 to 8.3 ms on 2 threads), then the copies, prefetching
+rows a few positions ahead (random reads wait on memory latency). Outputs larger than the caches are written with
+non-temporal stores (memory_kernels), through small staging buffers when the chunk's output is one contiguous range:
+rows fill one stage while the other is streamed out a few lines per row, so that the random reads and the writes
+overlap (measured: the [1M, 64] row gather went from 1.65x to 1.5x of a copy). Outputs of 1 MiB or more are split
+over numba's threads, since a second thread keeps more random reads in flight. Where one batch's tuples read its
+input region often and the region is small (_TOUCH_BYTES), the region is read through in order first (touch_lines),
+so that its lines arrive at streaming speed instead of one random miss at a time (the element gather: 13.6 -> 11.1
+ms).
 
 Out-of-range coordinates are clamped (DECISIONS 21); `GatherKernel.debug_kernel` is the variant a
 `Device(debug=True)` compiles, which checks every tuple first and raises, writing nothing, on the first one out of
@@ -171,6 +171,16 @@ def _valid(value: Any, size: Any, signed: bool) -> Any:
 
 
 @numba.njit(cache=True, inline="always")
+def _at(position: int) -> Any:
+    """An array index that numba takes as unsigned: a signed one gets numba's wraparound of negative indices,
+    which kept LLVM from vectorizing the source passes where numba compiles them on their own. The process that
+    compiled the kernel ran that scalar copy (the element gather on one thread: 19 ms), while processes that
+    loaded it from the cache happened to link the caller's own vectorized copy (12.7 ms); now every process runs
+    vectorized code (12.4 ms). Positions here are never negative."""
+    return np.uint64(position)
+
+
+@numba.njit(cache=True, inline="always")
 def _offset(value: Any, size: Any, stride: Any, signed: bool) -> Any:
     """The input offset one coordinate contributes: its valid value (below its dimension's size) times the
     dimension's stride. Both are below 2^32 (DML sizes and strides are UINT), so the product is taken as 32 x 32
@@ -184,7 +194,7 @@ def _single_sources(indices: Any, at_ix: int, count: int, size: int, stride: int
                     step_in: int, sources: Any) -> None:
     """_tuple_sources for 1-coordinate tuples that follow one another."""
     for j in range(count):
-        sources[j] = base_in + j * step_in + _offset(indices[at_ix + j], size, stride, signed)
+        sources[_at(j)] = base_in + j * step_in + _offset(indices[_at(at_ix + j)], size, stride, signed)
 
 
 @numba.njit(cache=True)
@@ -192,25 +202,11 @@ def _pair_sources(indices: Any, at_ix: int, count: int, size0: int, size1: int, 
                   signed: bool, base_in: int, step_in: int, sources: Any) -> None:
     """_tuple_sources for packed 2-coordinate tuples (constant strides: de-interleaving vector loads)."""
     for j in range(count):
-        sources[j] = (base_in + j * step_in + _offset(indices[at_ix + 2 * j], size0, stride0, signed)
-                      + _offset(indices[at_ix + 2 * j + 1], size1, stride1, signed))
+        sources[_at(j)] = (base_in + j * step_in + _offset(indices[_at(at_ix + 2 * j)], size0, stride0, signed)
+                           + _offset(indices[_at(at_ix + 2 * j + 1)], size1, stride1, signed))
 
 
-@numba.njit(cache=True, inline="always")
-def _coordinate_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinate_sizes: Any,
-                        coordinate_strides: Any, tuple_stride: int, signed: bool, base_in: int, step_in: int,
-                        sources: Any) -> None:
-    """_tuple_sources for any layout: coordinate by coordinate, each a strided pass."""
-    tuple_size = coordinate_sizes.size
-    for j in range(count):
-        sources[j] = base_in + j * step_in
-    for k in range(tuple_size):
-        size, stride, at = coordinate_sizes[k], coordinate_strides[k], at_ix + k * tuple_stride
-        for j in range(count):
-            sources[j] += _offset(indices[at + j * step_ix], size, stride, signed)
-
-
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinate_sizes: Any,
                    coordinate_strides: Any, tuple_stride: int, signed: bool, base_in: int, step_in: int,
                    sources: Any) -> None:
@@ -227,8 +223,12 @@ def _tuple_sources(indices: Any, at_ix: int, step_ix: int, count: int, coordinat
         _pair_sources(indices, at_ix, count, coordinate_sizes[0], coordinate_sizes[1], coordinate_strides[0],
                       coordinate_strides[1], signed, base_in, step_in, sources)
         return
-    _coordinate_sources(indices, at_ix, step_ix, count, coordinate_sizes, coordinate_strides, tuple_stride, signed,
-                        base_in, step_in, sources)
+    for j in range(count):
+        sources[_at(j)] = base_in + j * step_in
+    for k in range(tuple_size):
+        size, stride, at = coordinate_sizes[k], coordinate_strides[k], at_ix + k * tuple_stride
+        for j in range(count):
+            sources[_at(j)] += _offset(indices[_at(at + j * step_ix)], size, stride, signed)
 
 
 # The layout of GatherKernel's `settings` array; its `layout` array holds the GatherPlan arrays one after another
@@ -295,13 +295,8 @@ def _gather_range(data: Any, indices: Any, out: Any, layout: Any, settings: Any,
             touched = base_in
         count = min(chunk, positions - first, stop - position)
         position += count
-        at_ix, at_in = base_ix + first * step_ix, base_in + first * step_in
-        if count == _CHUNK:  # a trip count LLVM knows: the packed loops vectorize far better (see module doc)
-            _tuple_sources(indices, at_ix, step_ix, _CHUNK, coordinate_sizes, coordinate_strides, tuple_stride,
-                           signed, at_in, step_in, sources)
-        else:  # a block's last chunk: the general loop, so that the kernel compiles one copy of each fast one
-            _coordinate_sources(indices, at_ix, step_ix, count, coordinate_sizes, coordinate_strides, tuple_stride,
-                                signed, at_in, step_in, sources)
+        _tuple_sources(indices, base_ix + first * step_ix, step_ix, count, coordinate_sizes, coordinate_strides,
+                       tuple_stride, signed, base_in + first * step_in, step_in, sources)
         target = base_out + first * step_out
         if single:
             # Offsets are never negative: the exits only keep LLVM from vectorizing these loops into gather
