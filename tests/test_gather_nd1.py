@@ -572,7 +572,6 @@ def test_large_gathers(case_id: str, input_sizes: tuple[int, ...], dtype: type, 
     assert output[16 + output_desc.total_tensor_size_in_bytes:].tolist() == [0xA5] * 48  # nor past its end
 
 
-
 #: (input, indices, BatchDimensionCount, the elements of each batch's input region read through first, or 0).
 READ_THROUGH = [
     (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 262144, 2]), 1, 262144),   # the benchmark's element gather
@@ -596,6 +595,7 @@ def test_batches_read_their_input_region_through_only_when_small_and_read_often(
     desc = dml.GatherNd1OperatorDesc(input_desc, indices_desc, T(input_desc.data_type, list(output_sizes)), rank,
                                      rank, batch)
     assert GatherKernel(desc)._settings[_S_TOUCH] == span
+
 
 # -- narrow outputs, device memory, batches: every byte around the elements kept -------------------------------------
 
