@@ -79,11 +79,20 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     import opendml.backends.cpu
     import opendml.device
 
+    device_backend, limits = backend_settings(name)
     if hasattr(request, "param"):
-        # (INTERPRETED_ELEMENT_BUDGET: an operator stays on its interpreted small kernel, test_small_kernels.py
-        # tests the hand-over.)
-        for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"):
-            monkeypatch.setattr(opendml.backends.cpu, limit, 2**62 if name == "cpu-small" else 0)
-    name = "cpu" if name == "cpu-small" else name
-    monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", name)
-    return name
+        for limit, value in limits.items():
+            monkeypatch.setattr(opendml.backends.cpu, limit, value)
+    monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", device_backend)
+    return device_backend
+
+
+def backend_settings(name: str) -> tuple[str, dict[str, int]]:
+    """(the device backend, the cpu backend's size limits) that run a test backend's kernels: `cpu` puts every
+    tensor on numba's kernels, `cpu-small` on the NumPy small-tensor kernels, `gpu` is the gpu backend. (With
+    INTERPRETED_ELEMENT_BUDGET an operator stays on its interpreted small kernel; test_small_kernels.py tests the
+    hand-over.) The fixture above and the guarded subprocesses of test_fuzz_memory both set them up from here."""
+    value = 2**62 if name == "cpu-small" else 0
+    limits = dict.fromkeys(("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"),
+                           value)
+    return ("cpu" if name == "cpu-small" else name), limits

@@ -456,12 +456,15 @@ READ_THROUGH_GATHERS = [
 def use_backend(backend: str) -> None:
     """What conftest's `backend` fixture does, in the subprocess: `cpu` runs numba's kernels on every tensor,
     `cpu-small` the small-tensor kernels, `gpu` the gpu backend."""
+    from conftest import backend_settings
+
     import opendml.backends.cpu
     import opendml.device
 
-    for limit in ("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"):
-        setattr(opendml.backends.cpu, limit, 2**62 if backend == "cpu-small" else 0)
-    opendml.device.DEFAULT_BACKEND = "cpu" if backend == "cpu-small" else backend
+    device_backend, limits = backend_settings(backend)
+    for limit, value in limits.items():
+        setattr(opendml.backends.cpu, limit, value)
+    opendml.device.DEFAULT_BACKEND = device_backend
 
 
 def run_guarded(examples: int, backend: str) -> None:
