@@ -28,7 +28,7 @@ INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which 
                 "D3D12 driver (on Linux without a GPU: Debian's mesa-vulkan-drivers, lavapipe)")
 
 #: Features requested when the adapter offers them.
-WANTED_FEATURES = ("shader-int64", "shader-f16", "timestamp-query")
+WANTED_FEATURES = ("shader-int64", "shader-f16", "subgroup", "timestamp-query")
 
 WORKGROUP_SIZE = 256
 #: Bind groups kept for reuse (a compiled operator dispatched again on the same bindings).
@@ -213,6 +213,9 @@ class GpuContext:
         self.max_binding_size = int(self.limits["max-storage-buffer-binding-size"])
         self.max_buffer_size = int(self.limits["max-buffer-size"])
         self.max_storage_buffers = int(self.limits["max-storage-buffers-per-shader-stage"])
+        # Tree reductions finish in registers over this many neighbouring invocations (0: all in workgroup memory;
+        # see tree.py); `directives` open every shader.
+        self.subgroup_width, self.directives = self._subgroups()
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
@@ -227,6 +230,26 @@ class GpuContext:
 
     def __repr__(self) -> str:
         return f"GpuContext({self.adapter_info})"
+
+    def _subgroups(self) -> tuple[int, str]:
+        """(the adapter's smallest subgroup size, the directives its shaders need for subgroup operations), or
+        (0, "") where it offers none. Some WGSL compilers want `enable subgroups;`, others refuse it: a probe decides."""
+        if "subgroup" not in self.features:
+            return 0, ""
+        info = self.adapter.info
+        # wgpu 0.32 spells the key "stackgroup_min_size".
+        width = int(info.get("subgroup_min_size", info.get("stackgroup_min_size", 0)) or 0)
+        if width < 2 or width > 128 or width & (width - 1):
+            return 0, ""
+        probe = ("@compute @workgroup_size(1)\nfn main(@builtin(subgroup_size) size: u32) "
+                 "{ _ = subgroupShuffleDown(size, 1u); }\n")
+        for directives in ("", "enable subgroups;\n"):
+            try:
+                self.device.create_shader_module(code=directives + probe)
+            except Exception:       # noqa: BLE001 - wgpu raises its own validation errors
+                continue
+            return width, directives
+        return 0, ""
 
     # -- memory -----------------------------------------------------------------------------------------------
 
@@ -292,7 +315,7 @@ class GpuContext:
         with self.lock:
             pipeline = self._pipelines.get(key)
             if pipeline is None:
-                module = self.device.create_shader_module(code=source)
+                module = self.device.create_shader_module(code=self.directives + source)
                 pipeline = self.device.create_compute_pipeline(
                     layout=self.layout(storage_count)[1], compute={"module": module, "entry_point": "main"})
                 self._pipelines[key] = pipeline

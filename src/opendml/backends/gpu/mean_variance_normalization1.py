@@ -10,7 +10,7 @@ Passes (each shader generic over shapes; specialized by the data type, and the o
    work, so its statistics take several work-groups). Each chunk is read once into registers, and its mean (two
    FLOAT32 parts) and sum of squared deviations M2 are taken in FLOAT32 on values scaled by a power of two (exact,
    on the bits), around a shift near the mean: data like 1e4 + small noise keep their variance, data near 3e38
-   do not overflow and subnormal data do not vanish. Tree reductions in shared memory, in a fixed order.
+   do not overflow and subnormal data do not vanish. Tree reductions in a fixed order (tree.py).
 2. merge (only for chunked groups; ..._merge.wgsl): the chunks' records combined with Chan et al.'s update.
 3. output (..._output.wgsl over elementwise.Output): ((x 2^-e - mean_hi) - mean_lo) * rstd * Scale + Bias with
    the group's record (rstd that of the scaled values; without NormalizeVariance, 1 and the product brought back by
@@ -31,6 +31,7 @@ from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ...types import DataType, ExecutionFlags
+from . import tree
 from .activations import activation_function
 from .context import Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Params
@@ -115,10 +116,15 @@ class MvnKernel(GpuKernel):
                {**common, "LANES": lanes, "ITEMS": groups * chunks, "CHUNK": chunk}.items()}
         at["EPS"] = params.add_f32(desc.epsilon)
         data_type = source.data_type
+        subgroup = tree.placeholders(context)
         text = "".join([prelude({data_type}), params_binding(2), COMMON, buffer("x", 0), loads("x", data_type, 0),
                         template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
-                        template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at)])
+                        self._max_or_tree(),
+                        tree.tree(context, "sum_tree", "vec2<f32>", "add_sums", WIDTH, ("bitcast<vec2<u32>>(s)",),
+                                  "bitcast<vec2<f32>>(w0)", broadcast=True),
+                        template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at,
+                                 **subgroup)])
         self.statistics = compile_pass(context, text, 2, params, group_counts(groups * chunks, WIDTH // lanes))
 
         # 2. the merge of chunked groups' records
@@ -129,11 +135,17 @@ class MvnKernel(GpuKernel):
             at = {name: params.add(value) for name, value in {**common, "LANES": merge_lanes, "GROUPS": groups}.items()}
             at["EPS"] = params.add_f32(desc.epsilon)
             text = "".join([params_binding(1), template("mean_variance_normalization1_scaling.wgsl"),
-                            template("mean_variance_normalization1_finish.wgsl", **at),
-                            template("mean_variance_normalization1_merge.wgsl", WIDTH=WIDTH, **at)])
+                            template("mean_variance_normalization1_finish.wgsl", **at), self._max_or_tree(),
+                            tree.tree(context, "sum_tree", "f32", "add", WIDTH, ("bitcast<u32>(s)",),
+                                      "bitcast<f32>(w0)", broadcast=True),
+                            template("mean_variance_normalization1_merge.wgsl", WIDTH=WIDTH, **at, **subgroup)])
             self.merge = compile_pass(context, text, 1, params, group_counts(groups, WIDTH // merge_lanes))
 
         self.output = self._output_pass(desc, common)
+
+    def _max_or_tree(self) -> str:
+        """The tree of both statistics passes' first step: a maximum and the non-finite flags (fn max_or)."""
+        return tree.tree(self.context, "max_or_tree", "vec2<u32>", "max_or", WIDTH, ("s",), "w0", broadcast=True)
 
     def _output_pass(self, desc: MeanVarianceNormalization1OperatorDesc, common: dict[str, int]) -> Pass:
         """The elementwise pass. Every tensor's dimensions are merged where all of them allow (the output's too:

@@ -1,6 +1,6 @@
 // MVN statistics of a large group, second pass: its chunks' records (RECORDS, 6 words each: count, e, mean_hi,
 // mean_lo, M2, flags) merged into the group's record. Each segment of LANES invocations takes one group; each
-// invocation walks chunks lane, lane + LANES, ... in order, then a tree over the segment (a fixed order).
+// invocation walks chunks lane, lane + LANES, ... in order, then a fixed tree over the segment (tree.py).
 // With every chunk brought to the group's exponent E (the largest of theirs; exact powers of two), weights
 // w_c = n_c / n, and chunk means m_c = hi_c + lo_c:
 //   G = hi_0 + sum w_c (hi_c - hi_0)          a shift near the mean (exactly hi_0 when all the hi_c are equal)
@@ -9,23 +9,19 @@
 @group(0) @binding(0) var<storage, read_write> stats: array<u32>;
 
 const WIDTH: u32 = {WIDTH}u;
-var<workgroup> share_a: array<f32, WIDTH>;
-var<workgroup> share_i: array<i32, WIDTH>;
-var<workgroup> share_v: array<u32, WIDTH>;
 
-fn segment_sum(t: u32, lane: u32, lanes: u32) {
-    workgroupBarrier();
-    for (var s = lanes >> 1u; s > 0u; s = s >> 1u) {
-        if (lane < s) { share_a[t] = share_a[t] + share_a[t + s]; }
-        workgroupBarrier();
-    }
+fn add(a: f32, b: f32) -> f32 { return a + b; }
+
+// The largest exponent (as i32 bits) and the flags.
+fn max_or(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    return vec2<u32>(bitcast<u32>(max(bitcast<i32>(a.x), bitcast<i32>(b.x))), a.y | b.y);
 }
 
 fn field(record: u32, k: u32) -> f32 { return bitcast<f32>(stats[record + k]); }
 
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) groups: vec3<u32>) {
+        @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
     let lanes = P[{LANES}u];
     let lane = t & (lanes - 1u);
     let first = t - lane;
@@ -43,18 +39,10 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         top = max(top, bitcast<i32>(stats[record + 1u]));
         flags = flags | stats[record + 5u];
     }
-    share_i[t] = top;
-    share_v[t] = flags;
-    workgroupBarrier();
-    for (var s = lanes >> 1u; s > 0u; s = s >> 1u) {
-        if (lane < s) {
-            share_i[t] = max(share_i[t], share_i[t + s]);
-            share_v[t] = share_v[t] | share_v[t + s];
-        }
-        workgroupBarrier();
-    }
-    let e = share_i[first];
-    flags = share_v[first];
+    let sg = {SUBGROUP};
+    let merged = max_or_tree(vec2<u32>(bitcast<u32>(top), flags), first, lane, lanes, 1u, t, sg);
+    let e = bitcast<i32>(merged.x);
+    flags = merged.y;
     let n = f32(P[{N}u]);
     var hi0 = 0.0;
     if (valid) { hi0 = times_pow2(field(records, 2u), bitcast<i32>(stats[records + 1u]) - e); }
@@ -65,9 +53,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         let hi = times_pow2(field(record, 2u), bitcast<i32>(stats[record + 1u]) - e);
         sum += (f32(stats[record]) / n) * (hi - hi0);
     }
-    share_a[t] = sum;
-    segment_sum(t, lane, lanes);
-    let shift = hi0 + share_a[first];
+    let shift = hi0 + sum_tree(sum, first, lane, lanes, 1u, t, sg);
     workgroupBarrier();
 
     sum = 0.0;
@@ -77,9 +63,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         let delta = (times_pow2(field(record, 2u), k) - shift) + times_pow2(field(record, 3u), k);
         sum += (f32(stats[record]) / n) * delta;
     }
-    share_a[t] = sum;
-    segment_sum(t, lane, lanes);
-    let mean_lo = share_a[first];
+    let mean_lo = sum_tree(sum, first, lane, lanes, 1u, t, sg);
     workgroupBarrier();
 
     sum = 0.0;
@@ -89,9 +73,8 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         let delta = (times_pow2(field(record, 2u), k) - shift) + times_pow2(field(record, 3u), k) - mean_lo;
         sum += times_pow2(field(record, 4u), 2 * k) + f32(stats[record]) * delta * delta;
     }
-    share_a[t] = sum;
-    segment_sum(t, lane, lanes);
+    let m2 = sum_tree(sum, first, lane, lanes, 1u, t, sg);
     if (valid && lane == 0u) {
-        finish(g, e, shift, mean_lo, share_a[t], flags, n);
+        finish(g, e, shift, mean_lo, m2, flags, n);
     }
 }

@@ -7,31 +7,21 @@
 //      as 1e4 + small noise (the differences are exact), which a plain FLOAT32 sum would blur;
 //   3. the sum and the sum of squares of the deviations d = y - shift: mean = shift + sum(d) / n as two FLOAT32
 //      parts, M2 = sum(d^2) - sum(d)^2 / n, a sum of non-negative terms around the mean.
-// Every sum is a per-invocation sum in slot order, then a tree over the segment in shared memory: a fixed order,
-// whatever the adapter. A one-chunk group is finished here; the chunks of a large group are written as records of
+// Every sum is a per-invocation sum in slot order, then a fixed tree over the segment (sum_tree, tree.py): one
+// order, whatever the adapter. A one-chunk group is finished here; the chunks of a large group are written as records of
 // 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
 // Parameters: LANES, ITEMS (groups x chunks), CHUNKS (per group), CHUNK, N (elements per group), KEPT (layout of
-// the groups: the input's sizes and strides over the kept dimensions), NORM (the same over Axes).
+// the groups: the input's sizes and strides over the kept dimensions), NORM (the same over Axes); SUBGROUP and
+// SUBGROUP_PARAMETERS (tree.py).
 @group(0) @binding(1) var<storage, read_write> stats: array<u32>;
 
 const SLOTS: u32 = {SLOTS}u;
 const WIDTH: u32 = {WIDTH}u;
-var<workgroup> share_a: array<f32, WIDTH>;
-var<workgroup> share_b: array<f32, WIDTH>;
-var<workgroup> share_u: array<u32, WIDTH>;
-var<workgroup> share_v: array<u32, WIDTH>;
 
-// Tree sums of share_a and share_b over each segment (the result at the segment's first invocation).
-fn segment_sums(t: u32, lane: u32, lanes: u32) {
-    workgroupBarrier();
-    for (var s = lanes >> 1u; s > 0u; s = s >> 1u) {
-        if (lane < s) {
-            share_a[t] = share_a[t] + share_a[t + s];
-            share_b[t] = share_b[t] + share_b[t + s];
-        }
-        workgroupBarrier();
-    }
-}
+fn add_sums(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> { return a + b; }
+
+// The largest magnitude's bits and the flags.
+fn max_or(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return vec2<u32>(max(a.x, b.x), a.y | b.y); }
 
 // Element j of a group, from the group's first element (one merged dimension, the common case: no division).
 fn element_offset(j: u32) -> u32 {
@@ -41,7 +31,7 @@ fn element_offset(j: u32) -> u32 {
 
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
-        @builtin(num_workgroups) groups: vec3<u32>) {
+        @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
     let lanes = P[{LANES}u];
     let lane = t & (lanes - 1u);
     let first = t - lane;
@@ -74,37 +64,26 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         }
         bits[k] = b;
     }
-    share_u[t] = largest;
-    share_v[t] = flags;
-    workgroupBarrier();
-    for (var s = lanes >> 1u; s > 0u; s = s >> 1u) {
-        if (lane < s) {
-            share_u[t] = max(share_u[t], share_u[t + s]);
-            share_v[t] = share_v[t] | share_v[t + s];
-        }
-        workgroupBarrier();
-    }
-    let e = exponent_of(share_u[first]);
-    flags = share_v[first];
+    let sg = {SUBGROUP};
+    let top = max_or_tree(vec2<u32>(largest, flags), first, lane, lanes, 1u, t, sg);
+    let e = exponent_of(top.x);
+    flags = top.y;
 
     // 2. The shift. Non-finite values count as 0 here (the flags then decide the result).
     var y: array<f32, SLOTS>;
     for (var k = 0u; k < SLOTS; k++) {
         y[k] = select(0.0, scaled(bits[k], e), (bits[k] & 0x7fffffffu) < 0x7f800000u);
     }
-    share_a[t] = y[0];
+    sum_tree_share[t] = vec2<f32>(y[0], 0.0);
     workgroupBarrier();
-    let y0 = share_a[first];
+    let y0 = sum_tree_share[first].x;
     workgroupBarrier();
     var sum = 0.0;
     for (var k = 0u; k < SLOTS; k++) {
         if (k * lanes + lane < count) { sum += y[k] - y0; }
     }
-    share_a[t] = sum;
-    share_b[t] = 0.0;
-    segment_sums(t, lane, lanes);
     let n = f32(count);
-    let shift = y0 + share_a[first] / n;
+    let shift = y0 + sum_tree(vec2<f32>(sum, 0.0), first, lane, lanes, 1u, t, sg).x / n;
     workgroupBarrier();
 
     // 3. Deviations from the shift.
@@ -117,13 +96,11 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
             sum_d2 += d * d;
         }
     }
-    share_a[t] = sum_d;
-    share_b[t] = sum_d2;
-    segment_sums(t, lane, lanes);
+    let sums = sum_tree(vec2<f32>(sum_d, sum_d2), first, lane, lanes, 1u, t, sg);
     if (valid && lane == 0u) {
-        let total = share_a[t];
+        let total = sums.x;
         let mean_lo = total / n;
-        let m2 = max(share_b[t] - total * mean_lo, 0.0);
+        let m2 = max(sums.y - total * mean_lo, 0.0);
         if (chunks == 1u) {
             finish(g, e, shift, mean_lo, m2, flags, n);
         } else {

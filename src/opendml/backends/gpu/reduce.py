@@ -12,8 +12,8 @@ and up to three passes that drive it:
 - direct (reduce_direct.wgsl, one elementwise pass): one invocation per output folds its whole block in order.
   Short blocks, or enough outputs side by side in memory to fill the GPU.
 - tree (reduce_tree.wgsl with reduce_fold_input.wgsl, pass 1): work-groups of 256 invocations, PARTS of them per
-  output, each folding a strided share of one chunk of the block; a fixed binary tree in workgroup memory combines
-  the shares. When the block is long and the outputs few, the block is cut into CHUNKS chunks so that enough
+  output, each folding a strided share of one chunk of the block; a fixed binary tree (tree.py) combines the
+  shares. When the block is long and the outputs few, the block is cut into CHUNKS chunks so that enough
   work-groups run (about TARGET_GROUPS); each chunk's partial state goes to scratch. With a single chunk and a
   32/64-bit output, pass 1 finishes and writes the output itself.
 - pass 2, for several chunks: up to COMBINE_MAX_CHUNKS are combined in chunk order by the elementwise combine
@@ -23,11 +23,12 @@ and up to three passes that drive it:
   for a final combine of one chunk (8/16-bit). An 8/16-bit output after a single-chunk pass 1 takes that combine
   too.
 
-Every combining order is fixed by the plan alone (no atomics, no subgroup operations), so results are the same on
-every run and adapter. Accuracy: float sums are compensated float32 (hi, lo) pairs, about as accurate as the CPU's
-float64 sums; MIN/MAX/ARGMIN/ARGMAX compare integer keys of the raw bits and return the input's own bits (exact);
-integer SUM, MULTIPLY, L1 and SUM_SQUARE wrap in the output's type; LOG_SUM_EXP is max-shifted, with its own exp and
-log (reduce_math.wgsl) so that the driver's precision does not matter.
+Every combining order is fixed by the plan alone (no atomics; where subgroup shuffles are used, they combine the
+tree's own pairs: see tree.py), so results are the same on every run and adapter. Accuracy: float sums are
+compensated float32 (hi, lo) pairs, about as accurate as the CPU's float64 sums; MIN/MAX/ARGMIN/ARGMAX compare
+integer keys of the raw bits and return the input's own bits (exact); integer SUM, MULTIPLY, L1 and SUM_SQUARE wrap
+in the output's type; LOG_SUM_EXP is max-shifted, with its own exp and log (reduce_math.wgsl) so that the driver's
+precision does not matter.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...ops.reduce import ReduceOperatorDesc
 from ...types import DataType, ExecutionFlags, ReduceFunction
-from . import wgsl
+from . import tree, wgsl
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Output, Params
 from .kernel import GpuKernel, Pass, compile_pass, template
@@ -358,7 +359,9 @@ class ReduceKernel(GpuKernel):
             wgsl.params_binding(len(bindings)), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0),
             wgsl.buffer("scratch", 1), declarations, *self._common(positions), state.text, state.scratch_functions(),
             write, template("reduce_walk.wgsl", **positions), template(fold, **positions),
-            template("reduce_tree.wgsl", **positions)])
+            tree.tree(self.context, "state_tree", "State", "state_combine", WORKGROUP_SIZE, state.to_words,
+                      state.from_words),
+            template("reduce_tree.wgsl", **positions, **tree.placeholders(self.context))])
         self.steps.append(self._step(text, bindings, params, group_counts(total, 1)))
 
     def _combine(self, chunks: int) -> None:

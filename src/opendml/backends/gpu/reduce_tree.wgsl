@@ -1,17 +1,16 @@
 // REDUCE: work-group tree reductions, over the input (pass 1) or over pass 1's partial states (the merge pass).
 // A work-group of 256 invocations serves 256 / PARTS outputs with PARTS invocations each, on one chunk (CHUNK
 // consecutive indices of the BLOCK-long sequence each output folds) of them: invocation `part` folds indices part,
-// part + PARTS, ... of the chunk (`fold`), then the PARTS states of each output are combined in workgroup memory
-// by a fixed binary tree (no subgroup operations, no atomics: the order is the same on every adapter and every
-// run). With OUTPUT_FAST the outputs are the fast-varying lane index (neighbouring outputs lie side by side in
-// memory), else the parts are (the reduced axis is the contiguous one). Work-group w takes output group
+// part + PARTS, ... of the chunk (`fold`), then the PARTS states of each output are combined by a fixed binary
+// tree (state_tree, see tree.py; no atomics: the order is the same on every adapter and every run). With
+// OUTPUT_FAST the outputs are the fast-varying lane index (neighbouring outputs lie side by side in memory), else
+// the parts are (the reduced axis is the contiguous one). Work-group w takes output group
 // w / CHUNKS, chunk w % CHUNKS; part 0 hands the combined state to write_result.
-// Placeholders: GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (positions in P).
-var<workgroup> partials: array<State, 256>;
-
+// Placeholders: GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (positions in P), SUBGROUP_PARAMETERS
+// and SUBGROUP (tree.py).
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-        @builtin(local_invocation_index) lane: u32) {
+        @builtin(local_invocation_index) lane: u32{SUBGROUP_PARAMETERS}) {
     let w = wid.x + wid.y * groups.x;
     if (w >= P[{GROUPS}u]) { return; }
     let outputs = P[{OUTPUTS}u];
@@ -22,9 +21,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
     let c = w - output_group * chunks;
     var slot: u32;
     var part: u32;
+    var step = 1u;      // from the invocation of one part to the next
     if (P[{OUTPUT_FAST}u] != 0u) {
         slot = lane % per_group;
         part = lane / per_group;
+        step = per_group;
     } else {
         part = lane % parts;
         slot = lane / parts;
@@ -37,16 +38,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
     if (o < outputs && part < r1 - r0) {
         s = fold(o, r0 + part, r1, parts, s);
     }
-    let home = slot * parts;
-    partials[home + part] = s;
-    workgroupBarrier();
-    for (var half = parts / 2u; half > 0u; half /= 2u) {
-        if (part < half) {
-            partials[home + part] = state_combine(partials[home + part], partials[home + part + half]);
-        }
-        workgroupBarrier();
-    }
+    s = state_tree(s, slot * parts, part, parts, step, lane, {SUBGROUP});
     if (part == 0u && o < outputs) {
-        write_result(o, c, partials[home]);
+        write_result(o, c, s);
     }
 }

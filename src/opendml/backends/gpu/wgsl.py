@@ -126,7 +126,3 @@ def stores(name: str, data_type: DataType, slot: int) -> str:
     assert size == 4, data_type
     return f"fn store_raw_{name}(e: u32, v: u32) {{ {name}[P[{slot}u] + e] = v; }}\n"
 
-
-def header(data_types: set[DataType]) -> str:
-    """The `enable` directives the types need (none: naga takes i64/u64 when the device has shader-int64)."""
-    return ""

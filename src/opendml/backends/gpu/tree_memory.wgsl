@@ -1,0 +1,1 @@
+    return {NAME}_share[home];

@@ -1,0 +1,214 @@
+"""The GPU backend's work-group trees (backends/gpu/tree.py): subgroup shuffles where the adapter offers them.
+
+The trees must combine the same pairs in the same order whether a level runs in workgroup memory or in registers,
+and whatever the subgroup size, so that results never depend on the adapter. Checked here on the adapter at hand
+(lavapipe in CI), at three subgroup widths: 0 (every level in workgroup memory), the adapter's own subgroup size
+(the levels below it in registers), and twice that (the subgroups fail the check, so the first invocation of each
+segment replays those levels from workgroup memory):
+- a probe shader over a combine that is neither commutative nor associative, against a NumPy replay of the tree,
+  counting the combines that each segment's first invocation makes (which tells which path it took);
+- REDUCE and MEAN_VARIANCE_NORMALIZATION1, whose every tree pass must give the same bits at every width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import gpu_adapter_missing
+
+import opendml as dml
+
+T = dml.TensorDesc
+WORKGROUP = 256
+
+
+@pytest.fixture(scope="module")
+def context() -> Any:
+    reason = gpu_adapter_missing()
+    if reason is not None:
+        pytest.skip(f"gpu backend: {reason}")
+    found = dml.Device(backend="gpu").backend.context  # type: ignore[attr-defined]
+    if not found.subgroup_width:
+        pytest.skip(f"the adapter {found.adapter_info.name!r} offers no subgroup operations")
+    return found
+
+
+@pytest.fixture(scope="module")
+def subgroup_size(context: Any) -> int:
+    """The subgroup size the adapter runs a 256-wide compute shader with (lavapipe: 8 with AVX2)."""
+    source = ("@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+              "@group(0) @binding(1) var<storage, read> P: array<u32>;\n"
+              "@compute @workgroup_size(256)\nfn main(@builtin(local_invocation_index) t: u32, "
+              "@builtin(subgroup_size) size: u32) { out[t] = size; }\n")
+    sizes = dispatch(context, source, np.zeros(WORKGROUP, np.uint32), np.zeros(2, np.uint32))
+    assert len(set(sizes.tolist())) == 1, sizes
+    return int(sizes[0])
+
+
+def dispatch(context: Any, source: str, data: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """One work-group of `source` over a buffer holding `data` (u32) and parameters `params`; the buffer after."""
+    from opendml.backends.gpu.context import Recorder
+
+    buffer = context.create_buffer(data)
+    recorder = Recorder(context)
+    recorder.dispatch(source, [buffer.handle], params, (1, 1))
+    recorder.submit()
+    return buffer.read(np.uint32)
+
+
+@pytest.fixture
+def width(request: pytest.FixtureRequest, context: Any, subgroup_size: int, monkeypatch: pytest.MonkeyPatch
+          ) -> Iterator[int]:
+    """The context's subgroup width set to 0, to the adapter's subgroup size, or to twice that."""
+    value = {"memory": 0, "subgroup": subgroup_size, "too wide": 2 * subgroup_size}[request.param]
+    monkeypatch.setattr(context, "subgroup_width", value)
+    yield value
+
+
+# -- the tree itself --------------------------------------------------------------------------------------------------
+
+#: fn mix(a, b): neither commutative nor associative, so any other pair or order gives other bits; each call is
+#: counted for the invocation that makes it.
+PROBE = """
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+@group(0) @binding(1) var<storage, read> P: array<u32>;
+var<private> me: u32;
+
+fn mix(a: u32, b: u32) -> u32 {
+    data[512u + me] += 1u;
+    return (a * 0x9e3779b1u) ^ (b + 0x7f4a7c15u) ^ (a >> 7u);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) lane: u32{SUBGROUP_PARAMETERS}) {
+    me = lane;
+    let parts = P[0];
+    let step = P[1];    // 1: a segment's parts are neighbours; else each part is `step` invocations from the next
+    var part = lane % parts;
+    var slot = lane / parts;
+    if (step != 1u) {
+        part = lane / step;
+        slot = lane % step;
+    }
+    let result = probe_tree(data[lane], slot * parts, part, parts, step, lane, {SUBGROUP});
+    data[256u + lane] = result;
+}
+"""
+
+
+def mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return (a * np.uint32(0x9E3779B1)) ^ (b + np.uint32(0x7F4A7C15)) ^ (a >> np.uint32(7))
+
+
+def replay(values: np.ndarray) -> np.uint32:
+    """The fixed tree over one segment's values: entry p combines entry p + half, half = n/2, n/4, ..., 1."""
+    entries = values.copy()
+    half = len(entries) // 2
+    while half:
+        entries[:half] = mix(entries[:half], entries[half: 2 * half])
+        half //= 2
+    return entries[0]
+
+
+@pytest.mark.parametrize("broadcast", [False, True], ids=["part 0", "broadcast"])
+@pytest.mark.parametrize("layout", ["neighbours", "strided"])
+@pytest.mark.parametrize("parts", [1, 2, 4, 8, 16, 32, 64, 256])
+@pytest.mark.parametrize("width", ["memory", "subgroup", "too wide"], indirect=True)
+def test_the_tree_combines_the_same_pairs_in_the_same_order(context: Any, subgroup_size: int, width: int,
+                                                            parts: int, layout: str, broadcast: bool) -> None:
+    from opendml.backends.gpu import tree
+
+    step = 1 if layout == "neighbours" else WORKGROUP // parts
+    probe = PROBE
+    for key, value in tree.placeholders(context).items():
+        probe = probe.replace("{" + key + "}", value)
+    source = tree.tree(context, "probe_tree", "u32", "mix", WORKGROUP, ("s",), "w0", broadcast=broadcast) + probe
+    assert ("subgroupShuffleDown" in source) == bool(width)
+    values = np.random.default_rng(parts).integers(0, 2**32, WORKGROUP, dtype=np.uint64).astype(np.uint32)
+    data = np.concatenate([values, np.zeros(2 * WORKGROUP, np.uint32)])
+    after = dispatch(context, source, data, np.array([parts, step], np.uint32))
+    results, calls = after[WORKGROUP: 2 * WORKGROUP], after[2 * WORKGROUP:]
+    lanes = np.arange(WORKGROUP)
+    part = lanes % parts if step == 1 else lanes // step
+    slot = lanes // parts if step == 1 else lanes % step
+    levels = parts.bit_length() - 1
+    # The levels left to registers: those whose pairs are less than `width` invocations apart.
+    half = parts // 2
+    while half * step > width // 2:
+        half //= 2
+    replayed = 0 if width <= subgroup_size else max(2 * half - 1, 0)
+    for s in range(WORKGROUP // parts):
+        mine = slot == s
+        expected = replay(values[mine][np.argsort(part[mine])])
+        first = np.flatnonzero(mine & (part == 0))[0]
+        assert results[first] == expected, (s, results[first], expected)
+        if broadcast or not width:
+            assert np.all(results[mine] == expected)
+        # Part 0 combines once per level; where the subgroups failed the check it replays the register levels too.
+        assert calls[first] == levels + replayed, (calls[first], levels, replayed)
+
+
+# -- the operators' trees ---------------------------------------------------------------------------------------------
+
+def _reduce(function: str, data_type: str, shape: list[int], axes: list[int], strides: list[int] | None = None
+            ) -> dml.OperatorDesc:
+    out_shape = [1 if axis in axes else size for axis, size in enumerate(shape)]
+    out_type = "UINT32" if function.startswith("ARG") else data_type
+    return dml.ReduceOperatorDesc(function, T(data_type, shape, strides), T(out_type, out_shape), axes)
+
+
+#: Every kind of tree pass: PARTS along the contiguous axis (output_fast off) or across outputs (on), one chunk or
+#: several, the tree over many chunks' states, 8/16-bit outputs' final combine; MVN with one chunk per group and
+#: chunked groups (the merge pass).
+CASES = {
+    "SUM rows": _reduce("SUM", "FLOAT32", [37, 1000], [1]),
+    "SUM columns": _reduce("SUM", "FLOAT32", [1000, 37], [0]),
+    "SUM long": _reduce("SUM", "FLOAT32", [3, 300000], [1]),
+    "L2 everything": _reduce("L2", "FLOAT16", [50, 4000], [0, 1]),
+    "AVERAGE transposed": _reduce("AVERAGE", "FLOAT32", [300, 200], [0], [1, 300]),
+    "LOG_SUM_EXP": _reduce("LOG_SUM_EXP", "FLOAT32", [9, 5000], [1]),
+    "MULTIPLY INT32": _reduce("MULTIPLY", "INT32", [20, 700], [1]),
+    "MIN": _reduce("MIN", "FLOAT32", [5, 70000], [1]),
+    "ARGMAX ties": _reduce("ARGMAX", "INT16", [6, 20000], [1]),
+    "ARGMIN columns": _reduce("ARGMIN", "UINT8", [3000, 24], [0]),
+    "MVN": dml.MeanVarianceNormalization1OperatorDesc(T("FLOAT32", [33, 900]), None, None, T("FLOAT32", [33, 900]),
+                                                      [1], True, 1e-5),
+    "MVN merged chunks": dml.MeanVarianceNormalization1OperatorDesc(T("FLOAT32", [2, 3, 40000]), None, None,
+                                                                    T("FLOAT32", [2, 3, 40000]), [0, 2], True, 1e-5),
+}
+
+
+def _inputs(desc: dml.OperatorDesc) -> list[np.ndarray | None]:
+    rng = np.random.default_rng(7)
+    arrays: list[np.ndarray | None] = []
+    for _, tensor in desc.input_slots():
+        if tensor is None:
+            arrays.append(None)
+            continue
+        dtype = tensor.data_type.numpy_dtype
+        if dtype.kind == "f":
+            values = (rng.standard_normal(tensor.sizes) * 50 + 1e3).astype(dtype)
+        else:
+            values = rng.integers(0, 5, tensor.sizes).astype(dtype)   # many ties for ARGMAX and ARGMIN
+        arrays.append(values)
+    return arrays
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_every_tree_pass_gives_the_same_bits_at_every_subgroup_width(context: Any, subgroup_size: int, name: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    desc = CASES[name]
+    arrays = _inputs(desc)
+    device = dml.Device(backend="gpu")
+    results = []
+    for value in (0, subgroup_size, 2 * subgroup_size):
+        monkeypatch.setattr(context, "subgroup_width", value)
+        compiled = device.compile_operator(device.create_operator(desc))
+        outputs = compiled(*arrays)
+        results.append([np.asarray(output).tobytes() for output in outputs])
+    assert results[1] == results[0]
+    assert results[2] == results[0]
