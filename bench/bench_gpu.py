@@ -4,6 +4,7 @@
     python bench/bench_gpu.py                 # full size: every workload moves at least 256 MiB
     python bench/bench_gpu.py --smoke         # 2 MiB workloads, 3 rounds: a check that everything runs (lavapipe)
     python bench/bench_gpu.py --scale 0.25 --only REDUCE --repeat 21
+    python bench/bench_gpu.py --only REDUCE --no-subgroups    # every tree level in workgroup memory, to compare
 
 The workloads are those of bench_reduce.py, bench_split_one_hot.py, bench_gather_nd1.py and bench_mvn.py (their
 shapes, data and float64 references), each grown (or, with --scale, shrunk) along its leading dimensions by powers
@@ -53,6 +54,7 @@ import numpy as np
 from _harness import Array, torch
 
 import opendml as dml
+from opendml.ops.arg_min_max import ArgMaxOperatorDesc
 
 MIB = 1 << 20
 FULL_BYTES = 256 * MIB
@@ -148,17 +150,22 @@ def reduce_cases(target: int, rng: np.random.Generator) -> list[Callable[[], Cas
         shape = fitted(base.shape, range(len(base.shape)), moved, target)
         axes = ("axis " if len(base.axes) == 1 else "axes ") + ",".join(str(axis) for axis in base.axes)
         name = {"LOG_SUM_EXP": "LSE", "MULTIPLY": "PROD"}.get(base.function, base.function)
+        name += " DECREASING" if base.decreasing else ""
         type_text = "f16 " if itemsize == 2 else ""
         label = f"REDUCE {name} {type_text}{dims_text(shape)} {axes}"
         work = dataclasses.replace(base, label=label, shape=shape)
         x = work.make_input(rng)
-        desc = dml.ReduceOperatorDesc(work.function, dml.TensorDesc(_TYPES[x.dtype], work.shape),
-                                      dml.TensorDesc("UINT32" if work.function == "ARGMAX" else _TYPES[x.dtype],
-                                                     work.out_shape), work.axes)
+        x_desc = dml.TensorDesc(_TYPES[x.dtype], work.shape)
+        y_desc = dml.TensorDesc("UINT32" if work.function == "ARGMAX" else _TYPES[x.dtype], work.out_shape)
+        desc: dml.OperatorDesc = dml.ReduceOperatorDesc(work.function, x_desc, y_desc, work.axes)
+        if work.decreasing:     # DML_OPERATOR_ARGMAX: ties to the last index
+            desc = ArgMaxOperatorDesc(x_desc, y_desc, work.axes, axis_direction="DECREASING")
         expected = bench_reduce.reference(work, x)
 
         def check(outputs: list[Array]) -> str | None:
             got = outputs[0]
+            if work.decreasing:     # the reference is the last maximum's index itself
+                return None if np.array_equal(got, expected) else "ARGMAX DECREASING: not each row's last maximum"
             if work.function == "ARGMAX":
                 picked = np.take_along_axis(x, got.astype(np.int64), axis=work.axes[0]).astype(np.float64)
                 return None if np.array_equal(picked, expected) else "ARGMAX returned a position that is no maximum"
@@ -169,6 +176,13 @@ def reduce_cases(target: int, rng: np.random.Generator) -> list[Callable[[], Cas
             dims = list(work.axes)
             if work.function == "ARGMAX":
                 index = torch.empty(work.out_shape, dtype=torch.int64, device=where)
+                if work.decreasing:
+                    top = x.shape[dims[0]] - 1
+
+                    def last() -> None:
+                        torch.argmax(torch.flip(tx, dims), dim=dims[0], keepdim=True, out=index)
+                        index.neg_().add_(top)
+                    return last
                 return lambda: torch.argmax(tx, dim=dims[0], keepdim=True, out=index)
             out = torch.empty(work.out_shape, dtype=tx.dtype, device=where)
             if work.function == "SUM":
@@ -650,6 +664,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--only", default=None, help="run only the workloads whose label contains this text")
     parser.add_argument("--adapter", default=None, help="part of the adapter's name (default: the high-performance "
                                                         "adapter)")
+    parser.add_argument("--no-subgroups", action="store_true",
+                        help="run every level of the reductions' trees in workgroup memory, not the lowest ones in "
+                             "registers with subgroup shuffles where the adapter offers them (to compare the two)")
     parser.add_argument("--torch-device", choices=("cuda", "cpu"), default="cuda",
                         help="where PyTorch runs: cuda when available (else n/a); cpu only to try the peer's code "
                              "on a machine without CUDA (its times are then no CUDA times)")
@@ -667,6 +684,8 @@ def main() -> int:
     began = time.perf_counter()
     device = dml.Device(backend="gpu", adapter=args.adapter)
     context = device.backend.context  # type: ignore[attr-defined]
+    if args.no_subgroups:
+        context.subgroup_width = 0
     clock = GpuClock(device)
     where = torch_device(args.torch_device)
     torch_label = "PyTorch CUDA" if where != "cpu" else "PyTorch (cpu!)"
@@ -675,6 +694,8 @@ def main() -> int:
     print(f"adapter: {context.adapter_info}; features: {', '.join(sorted(context.features)) or 'none'}; "
           f"max-storage-buffer-binding-size {context.max_binding_size} bytes")
     print(f"timing: {clock.method}")
+    print("reduction trees: " + (f"levels less than {context.subgroup_width} invocations apart in registers "
+                                 f"(subgroup shuffles)" if context.subgroup_width else "all in workgroup memory"))
     if where is None:
         print("PyTorch CUDA: n/a (" + ("torch is not installed" if torch is None else
                                        "torch.cuda.is_available() is False") + ")")
