@@ -55,6 +55,7 @@ from _harness import Array, torch
 
 import opendml as dml
 from opendml.ops.arg_min_max import ArgMaxOperatorDesc
+from opendml.ops.join import JoinOperatorDesc
 
 MIB = 1 << 20
 FULL_BYTES = 256 * MIB
@@ -235,6 +236,27 @@ def split_one_hot_cases(target: int, rng: np.random.Generator) -> list[Callable[
         return Case(work.label, desc, [x], moved(shape), x.nbytes, MOVE_TARGET, check, torch_call,
                     "copy_ of each torch.split view")
 
+    def join(base: bench_split_one_hot.Workload) -> Case:
+        def moved(shape: tuple[int, ...]) -> int:
+            return 2 * nbytes(shape, np.float32)
+
+        shape = fitted(base.shape, range(len(base.shape)), moved, target,
+                       keep=lambda shape: shape[base.axis] >= 16 * base.parts)
+        work = dataclasses.replace(base, label=f"JOIN {dims_text(shape)} from {base.parts}, axis {base.axis}",
+                                   shape=shape)
+        joined = rng.standard_normal(work.shape, dtype=np.float32)
+        parts = [np.ascontiguousarray(part) for part in np.split(joined, work.parts, work.axis)]
+        desc = JoinOperatorDesc([dml.TensorDesc("FLOAT32", part.shape) for part in parts],
+                                dml.TensorDesc("FLOAT32", work.shape), work.axis)
+
+        def torch_call(torch: Any, where: str) -> Callable[[], object]:
+            tparts = [torch.from_numpy(part).to(where) for part in parts]
+            out = torch.empty(work.shape, dtype=torch.float32, device=where)
+            return lambda: torch.cat(tparts, dim=work.axis, out=out)
+
+        return Case(work.label, desc, parts, moved(shape), joined.nbytes, MOVE_TARGET,
+                    lambda outputs: exact(outputs[0], joined), torch_call)
+
     def one_hot(base: bench_split_one_hot.Workload) -> Case:
         depth = base.depth
 
@@ -261,7 +283,8 @@ def split_one_hot_cases(target: int, rng: np.random.Generator) -> list[Callable[
                     MOVE_TARGET, lambda outputs: exact(outputs[0], expected), torch_call,
                     "fill_ then scatter_ of the in-range positions (int64)")
 
-    return [lambda base=base: split(base) if base.operator == "SPLIT" else one_hot(base)  # type: ignore[misc]
+    builders = {"SPLIT": split, "JOIN": join, "ONE_HOT": one_hot}
+    return [lambda base=base: builders[base.operator](base)  # type: ignore[misc]
             for base in bench_split_one_hot.WORKLOADS]
 
 

@@ -212,3 +212,47 @@ def test_every_tree_pass_gives_the_same_bits_at_every_subgroup_width(context: An
         results.append([np.asarray(output).tobytes() for output in outputs])
     assert results[1] == results[0]
     assert results[2] == results[0]
+
+
+# -- which adapters get subgroup trees --------------------------------------------------------------------------------
+
+class _Compiler:
+    """A wgpu device's shader compiler that takes a module only if its directives are `accepted`."""
+
+    def __init__(self, accepted: tuple[str, ...], error: type[Exception]) -> None:
+        self.accepted = accepted
+        self.error = error
+        self.tried: list[str] = []
+
+    def create_shader_module(self, code: str) -> None:
+        self.tried.append(code)
+        directives = "enable subgroups;\n" if code.startswith("enable subgroups;") else ""
+        if directives not in self.accepted:
+            raise self.error("invalid")
+
+
+@pytest.mark.parametrize(("features", "info", "accepted", "expected"), [
+    ({"subgroup"}, {"subgroup_min_size": 32}, ("",), (32, "")),
+    ({"subgroup"}, {"stackgroup_min_size": 4}, ("",), (4, "")),           # wgpu 0.32's spelling
+    ({"subgroup"}, {"subgroup_min_size": 8}, ("enable subgroups;\n",), (8, "enable subgroups;\n")),
+    ({"subgroup"}, {"subgroup_min_size": 8}, (), (0, "")),                 # the compiler takes neither
+    (set(), {"subgroup_min_size": 32}, ("",), (0, "")),                    # the adapter offers no subgroups
+    ({"subgroup"}, {}, ("",), (0, "")),                                    # nor says how wide they are
+    ({"subgroup"}, {"subgroup_min_size": 24}, ("",), (0, "")),
+    ({"subgroup"}, {"subgroup_min_size": 256}, ("",), (0, "")),
+])
+def test_subgroup_trees_only_where_the_adapter_and_its_compiler_have_them(
+        features: set[str], info: dict[str, int], accepted: tuple[str, ...], expected: tuple[int, str]) -> None:
+    from types import SimpleNamespace
+
+    from opendml.backends.gpu.context import GpuContext
+
+    class Error(Exception):
+        pass
+
+    compiler = _Compiler(accepted, Error)
+    fake = SimpleNamespace(features=frozenset(features), adapter=SimpleNamespace(info=info), device=compiler,
+                           wgpu=SimpleNamespace(GPUError=Error))
+    assert GpuContext._subgroups(fake) == expected  # type: ignore[arg-type]
+    if expected[0]:
+        assert "subgroupShuffleDown" in compiler.tried[-1]

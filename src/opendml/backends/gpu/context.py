@@ -233,7 +233,8 @@ class GpuContext:
 
     def _subgroups(self) -> tuple[int, str]:
         """(the adapter's smallest subgroup size, the directives its shaders need for subgroup operations), or
-        (0, "") where it offers none. Some WGSL compilers want `enable subgroups;`, others refuse it: a probe decides."""
+        (0, "") where it offers none. Some WGSL compilers want `enable subgroups;`, others refuse it: a probe
+        decides."""
         if "subgroup" not in self.features:
             return 0, ""
         info = self.adapter.info
@@ -246,7 +247,7 @@ class GpuContext:
         for directives in ("", "enable subgroups;\n"):
             try:
                 self.device.create_shader_module(code=directives + probe)
-            except Exception:       # noqa: BLE001 - wgpu raises its own validation errors
+            except self.wgpu.GPUError:
                 continue
             return width, directives
         return 0, ""

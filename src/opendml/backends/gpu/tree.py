@@ -41,12 +41,11 @@ def tree(context: GpuContext, name: str, value_type: str, combine: str, size: in
     """The WGSL of tree function `name` over `value_type` values and its workgroup array `name`_share of `size`
     entries. `combine` names fn(a, b) -> value_type. `words` are expressions of the value `s` of u32 scalar or vector
     type holding its bits, and `from_words` rebuilds it from w0, w1, ... (so that shuffles move bits exactly).
-    With `broadcast` every part of a segment gets the result; otherwise only part 0 does, and the array must not be
-    written again before a barrier."""
+    With `broadcast` every part of a segment gets the result, else only part 0 does; either way the array may be
+    written again only after a barrier."""
     width = context.subgroup_width
-    result_doc = (" (so does every part: it is left in the segment's first entry)" if broadcast else
-                  "; the others get the result too only without subgroups, so write the array again only after a "
-                  "barrier")
+    result_doc = (", and so does every other part (it is left in the segment's first entry)" if broadcast else
+                  " (the other parts' return values are partial where subgroups are used)")
     values = {"NAME": name, "T": value_type, "COMBINE": combine, "SIZE": size, "RESULT_DOC": result_doc}
     if not width:
         return template("tree.wgsl", IN_REGISTERS=0, FINISH=template("tree_memory.wgsl", **values), **values)

@@ -3,7 +3,7 @@
 // ({COMBINE}(a, b), a the lower part). Every invocation of the work-group calls it, in uniform control flow, with
 // its own entry's value, its part p and `step`, the distance in local_invocation_index from the invocation of part p
 // to that of part p + 1; `sg` is (subgroup_invocation_id, subgroup_size), unused without subgroups. Part 0 gets
-// the result{RESULT_DOC}.
+// the result{RESULT_DOC}. The array may be written again only after a barrier.
 var<workgroup> {NAME}_share: array<{T}, {SIZE}>;
 
 fn {NAME}(value: {T}, home: u32, part: u32, parts: u32, step: u32, lane: u32, sg: vec2<u32>) -> {T} {
