@@ -8,8 +8,8 @@
 //   3. the sum and the sum of squares of the deviations d = y - shift: mean = shift + sum(d) / n as two FLOAT32
 //      parts, M2 = sum(d^2) - sum(d)^2 / n, a sum of non-negative terms around the mean.
 // Every sum is a per-invocation sum in slot order, then a fixed tree over the segment (sum_tree, tree.py): one
-// order, whatever the adapter. A one-chunk group is finished here; the chunks of a large group are written as records of
-// 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
+// order, whatever the adapter. A one-chunk group is finished here; the chunks of a large group are written as
+// records of 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
 // Parameters: LANES, ITEMS (groups x chunks), CHUNKS (per group), CHUNK, N (elements per group), KEPT (layout of
 // the groups: the input's sizes and strides over the kept dimensions), NORM (the same over Axes); SUBGROUP and
 // SUBGROUP_PARAMETERS (tree.py).

@@ -10,8 +10,8 @@ WebGPU does not promise that a subgroup is a run of neighbouring invocations in 
 it is one (aligned, at least that wide); where the check fails, the segment's first invocation replays those levels
 from workgroup memory, serially and in the same order. Results never depend on the subgroup size or on this check.
 
-A shader that uses a tree takes the subgroup built-ins in its entry point (`entry_parameters`) and passes them on
-(`SUBGROUP`, a vec2<u32>).
+A shader that uses a tree takes the subgroup built-ins in its entry point (placeholder SUBGROUP_PARAMETERS) and
+passes them to the tree (SUBGROUP, a vec2<u32>).
 """
 
 from __future__ import annotations
@@ -22,18 +22,14 @@ from .context import GpuContext
 from .kernel import template
 
 
-def entry_parameters(context: GpuContext) -> str:
-    """The entry point's parameters that `SUBGROUP` reads (a leading comma), or nothing without subgroups."""
-    if not context.subgroup_width:
-        return ""
-    return ", @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_size) sg_size: u32"
-
-
 def placeholders(context: GpuContext) -> dict[str, str]:
-    """SUBGROUP_PARAMETERS (for the entry point's parameter list) and SUBGROUP (the value its trees take)."""
-    width = context.subgroup_width
-    return {"SUBGROUP_PARAMETERS": entry_parameters(context),
-            "SUBGROUP": "vec2<u32>(sg_lane, sg_size)" if width else "vec2<u32>(0u)"}
+    """SUBGROUP_PARAMETERS (the end of the entry point's parameter list: the subgroup built-ins, or nothing without
+    subgroups) and SUBGROUP (the value the trees take)."""
+    if not context.subgroup_width:
+        return {"SUBGROUP_PARAMETERS": "", "SUBGROUP": "vec2<u32>(0u)"}
+    return {"SUBGROUP_PARAMETERS": (", @builtin(subgroup_invocation_id) sg_lane: u32, "
+                                    "@builtin(subgroup_size) sg_size: u32"),
+            "SUBGROUP": "vec2<u32>(sg_lane, sg_size)"}
 
 
 def tree(context: GpuContext, name: str, value_type: str, combine: str, size: int, words: Sequence[str],
