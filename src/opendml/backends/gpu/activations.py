@@ -173,7 +173,7 @@ class ActivationKernel(GpuKernel):
             name = "activations_shrink.wgsl"
         sizes, (strides,) = merge_dimensions(source.sizes, source.element_strides)
         layout = params.add_tensor(sizes, strides)
-        elementwise = ElementwiseSource([("x", source)], target, params)
+        elementwise = ElementwiseSource([("x", source)], target, params, computed=("x",))
         compute = COMPUTE_TYPE[data_type]
         text = template(name, IN=layout, TYPE=data_type.name, CT=compute,
                         WORD="bitcast<i32>" if compute == "i32" else "u32")

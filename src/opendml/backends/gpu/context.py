@@ -214,8 +214,9 @@ class GpuContext:
         self.max_buffer_size = int(self.limits["max-buffer-size"])
         self.max_storage_buffers = int(self.limits["max-storage-buffers-per-shader-stage"])
         # Tree reductions finish in registers over this many neighbouring invocations (0: all in workgroup memory;
-        # see tree.py); `directives` open every shader.
-        self.subgroup_width, self.directives = self._subgroups()
+        # see tree.py). `directives` open every shader: f16 for FLOAT16 inputs (wgsl.tensor_input), subgroups.
+        self.subgroup_width, subgroup_directives = self._subgroups()
+        self.directives = ("enable f16;\n" if "shader-f16" in self.features else "") + subgroup_directives
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}

@@ -21,7 +21,7 @@ from ...tensor import TensorDesc
 from .. import DeviceRange
 from .context import Bound, GpuBuffer, GpuContext, Recorder
 from .elementwise import COMMON, Output, Params
-from .wgsl import buffer, loads, params_binding, prelude
+from .wgsl import params_binding, prelude, tensor_input
 
 _HERE = Path(__file__).parent
 
@@ -122,26 +122,29 @@ def compile_pass(context: GpuContext, wgsl: str, bindings: int, params: Params, 
 
 class ElementwiseSource:
     """Assembles the WGSL of an elementwise pass: input buffers with their loads, the output, the operator's
-    `value` function and the entry point."""
+    `value` function and the entry point. The inputs named in `computed` are only computed with (never loaded raw;
+    see wgsl.tensor_input)."""
 
     def __init__(self, inputs: Sequence[tuple[str, TensorDesc]], output: TensorDesc, params: Params,
-                 output_slot: int | None = None) -> None:
+                 output_slot: int | None = None, computed: Sequence[str] = ()) -> None:
         self.inputs = list(inputs)
+        self.computed = frozenset(computed)
         self.output_slot = len(self.inputs) if output_slot is None else output_slot
         self.params = params
         self.output = Output(output, "out", self.output_slot, params)
 
     def compile(self, context: GpuContext, body: str) -> Pass:
         """The pass of `body` (which defines `value`), bound as the inputs then the output."""
-        return compile_pass(context, self.render(body), len(self.inputs) + 1, self.params, self.output.groups())
+        return compile_pass(context, self.render(body, "shader-f16" in context.features), len(self.inputs) + 1,
+                            self.params, self.output.groups())
 
-    def render(self, body: str, extra_types: Sequence[Any] = ()) -> str:
+    def render(self, body: str, f16: bool, extra_types: Sequence[Any] = ()) -> str:
+        """The WGSL; `f16`: whether the adapter has shader-f16."""
         types = {desc.data_type for _, desc in self.inputs} | {self.output.data_type, *extra_types}
         parts = [prelude({data_type for data_type in types if data_type.name != "FLOAT64"}),
                  params_binding(len(self.inputs) + 1), COMMON]
         for slot, (name, desc) in enumerate(self.inputs):
-            parts.append(buffer(name, slot))
-            parts.append(loads(name, desc.data_type, slot))
+            parts.append(tensor_input(name, desc.data_type, slot, slot, computed=name in self.computed, f16=f16))
         parts.append(self.output.declarations())
         parts.append(body)
         parts.append(self.output.main())

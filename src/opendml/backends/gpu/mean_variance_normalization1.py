@@ -36,7 +36,7 @@ from .activations import activation_function
 from .context import Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
-from .wgsl import buffer, loads, params_binding, prelude
+from .wgsl import params_binding, prelude, tensor_input
 
 #: Invocations per work-group of the statistics passes.
 WIDTH = 256
@@ -117,7 +117,8 @@ class MvnKernel(GpuKernel):
         at["EPS"] = params.add_f32(desc.epsilon)
         data_type = source.data_type
         subgroup = tree.placeholders(context)
-        text = "".join([prelude({data_type}), params_binding(2), COMMON, buffer("x", 0), loads("x", data_type, 0),
+        text = "".join([prelude({data_type}), params_binding(2), COMMON,
+                        tensor_input("x", data_type, 0, 0, computed=True, f16="shader-f16" in context.features),
                         template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
                         self._max_or_tree(),
@@ -179,7 +180,7 @@ class MvnKernel(GpuKernel):
         stats_words = TensorDesc(DataType.UINT32, (1,))
         elementwise = ElementwiseSource([("x", source), ("s", desc.scale_tensor or source),
                                          ("b", desc.bias_tensor or source), ("stats", stats_words)], merged_target,
-                                        params)
+                                        params, computed=("x", "s", "b"))
         output = template("mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name,
                           MAX=MAX_DIMENSION_COUNT, **at)
         return elementwise.compile(self.context, template("mean_variance_normalization1_scaling.wgsl") + body + output)

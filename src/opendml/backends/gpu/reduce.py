@@ -324,6 +324,11 @@ class ReduceKernel(GpuKernel):
         positions["OUTER"] = params.add_tensor([size for size, _ in plan.outer], [stride for _, stride in plan.outer])
         return positions
 
+    def _input(self) -> str:
+        """The input's binding and loads: MIN, MAX, ARGMIN and ARGMAX compare raw values; the others compute."""
+        return wgsl.tensor_input("x", self.source_type, 0, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
+                                 f16="shader-f16" in self.context.features)
+
     def _common(self, positions: dict[str, int]) -> list[str]:
         """The data types' converters and the shared helpers, after the bindings."""
         return [wgsl.prelude({self.source_type, self.result_type}), COMMON,
@@ -334,7 +339,7 @@ class ReduceKernel(GpuKernel):
         positions = self._header(params)
         output = Output(self.output_descs[0], "out", 1, params)
         text = "".join([
-            wgsl.params_binding(2), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0), output.declarations(),
+            wgsl.params_binding(2), self._input(), output.declarations(),
             *self._common(positions), self._state(positions["REDUCED"]).text,
             template("reduce_walk.wgsl", **positions),
             template("reduce_direct.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
@@ -356,7 +361,7 @@ class ReduceKernel(GpuKernel):
             write = template("reduce_write_final.wgsl", OUT=params.add_desc(self.output_descs[0]), **positions)
             declarations = wgsl.buffer("out", 2) + wgsl.stores("out", self.result_type, 2)
         text = "".join([
-            wgsl.params_binding(len(bindings)), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0),
+            wgsl.params_binding(len(bindings)), self._input(),
             wgsl.buffer("scratch", 1), declarations, *self._common(positions), state.text, state.scratch_functions(),
             write, template("reduce_walk.wgsl", **positions), template(fold, **positions),
             tree.tree(self.context, "state_tree", "State", "state_combine", WORKGROUP_SIZE, state.to_words,
@@ -371,7 +376,7 @@ class ReduceKernel(GpuKernel):
         output = Output(self.output_descs[0], "out", 2, params)
         state = self._state(positions["REDUCED"])
         text = "".join([
-            wgsl.params_binding(3), wgsl.buffer("x", 0), wgsl.loads("x", self.source_type, 0),
+            wgsl.params_binding(3), self._input(),
             wgsl.buffer("scratch", 1), output.declarations(), *self._common(positions), state.text,
             state.scratch_functions(),
             template("reduce_combine.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])

@@ -1,11 +1,14 @@
 """WGSL rendering of DML's data types over 32-bit words.
 
-Every tensor is bound as `array<u32>`. An element's *raw* value is its bits: `u32` for types of 32 bits or fewer
+Tensors are bound as `array<u32>` (but see below). An element's *raw* value is its bits: `u32` for types of 32 bits or fewer
 (8- and 16-bit values in the low bits), `vec2<u32>` (low word, high word) for 64-bit types. Operators that only
 move data (SPLIT, ONE_HOT's values, GATHER_ND1) work on raw values and so move every type, FLOAT64 included,
 bit-exactly. Operators that compute convert raw values to a *computation type*: f32 for FLOAT16 and FLOAT32
 (FLOAT16 computes in float32), i32/u32 for the 8- to 32-bit integers, i64/u64 for the 64-bit ones (which need
 the adapter's shader-int64).
+
+A FLOAT16 input that a shader only computes with is bound as `array<f16>` instead where the adapter has shader-f16
+(`tensor_input`): it then has `load_<name>` only.
 
 Functions rendered here, for a tensor bound as `name` (whose base element is params[slot]):
     load_raw_<name>(e: u32) -> RAW       element e (counted from the tensor's element 0) of a >=32-bit type
@@ -94,6 +97,17 @@ def buffer(name: str, binding: int) -> str:
 
 def params_binding(binding: int) -> str:
     return f"@group(0) @binding({binding}) var<storage, read> P: array<u32>;\n"
+
+
+def tensor_input(name: str, data_type: DataType, binding: int, slot: int, *, computed: bool, f16: bool) -> str:
+    """The binding of an input tensor with its loads (see `loads`). A FLOAT16 tensor that the shader only computes
+    with (`computed`: it calls load_<name>, never load_raw_<name>) is bound as array<f16> where the adapter has
+    shader-f16 (`f16`), and its elements load as f16 values, converted to f32 exactly; elsewhere FLOAT16 loads
+    unpack them from 32-bit words (unpack2x16float). The two give the same f32 for every bit pattern."""
+    if computed and f16 and data_type is D.FLOAT16:
+        return (f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<f16>;\n"
+                f"fn load_{name}(e: u32) -> f32 {{ return f32({name}[P[{slot}u] + e]); }}\n")
+    return buffer(name, binding) + loads(name, data_type, slot)
 
 
 def loads(name: str, data_type: DataType, slot: int) -> str:

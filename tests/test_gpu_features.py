@@ -1,4 +1,5 @@
-"""The GPU backend's work-group trees (backends/gpu/tree.py): subgroup shuffles where the adapter offers them.
+"""The GPU backend's use of the adapter's optional features: subgroups in the work-group trees
+(backends/gpu/tree.py), shader-f16 for FLOAT16 inputs (wgsl.tensor_input). Neither may change a result.
 
 The trees must combine the same pairs in the same order whether a level runs in workgroup memory or in registers,
 and whatever the subgroup size, so that results never depend on the adapter. Checked here on the adapter at hand
@@ -8,8 +9,11 @@ segment replays those levels from workgroup memory):
 - a probe shader over a combine that is neither commutative nor associative, against a NumPy replay of the tree,
   counting the combines that each segment's first invocation makes (which tells which path it took);
 - REDUCE and MEAN_VARIANCE_NORMALIZATION1, whose every tree pass must give the same bits at every width.
-"""
 
+FLOAT16 inputs that a shader computes with load as f16 values (array<f16> bindings) where the adapter has
+shader-f16, and are unpacked from 32-bit words where it has not: every FLOAT16 bit pattern must give the same
+results both ways.
+"""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -25,12 +29,17 @@ T = dml.TensorDesc
 WORKGROUP = 256
 
 
-@pytest.fixture(scope="module")
-def context() -> Any:
+def gpu_context() -> Any:
     reason = gpu_adapter_missing()
     if reason is not None:
         pytest.skip(f"gpu backend: {reason}")
-    found = dml.Device(backend="gpu").backend.context  # type: ignore[attr-defined]
+    return dml.Device(backend="gpu").backend.context  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def context() -> Any:
+    """The adapter's context, where it offers subgroups."""
+    found = gpu_context()
     if not found.subgroup_width:
         pytest.skip(f"the adapter {found.adapter_info.name!r} offers no subgroup operations")
     return found
@@ -256,3 +265,88 @@ def test_subgroup_trees_only_where_the_adapter_and_its_compiler_have_them(
     assert GpuContext._subgroups(fake) == expected  # type: ignore[arg-type]
     if expected[0]:
         assert "subgroupShuffleDown" in compiler.tried[-1]
+
+
+# -- FLOAT16 through shader-f16 ----------------------------------------------------------------------------------------
+
+def _every_float16() -> np.ndarray:
+    """All 65536 FLOAT16 bit patterns (subnormals, infinities, NaN payloads), as a [256, 256] array."""
+    return np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16).reshape(256, 256)
+
+
+#: Operators that compute with FLOAT16 inputs, through padded or transposed strides too.
+F16_CASES = {
+    "IDENTITY": (dml.ActivationIdentityOperatorDesc(input_tensor=T("FLOAT16", [256, 256]),
+                                                     output_tensor=T("FLOAT16", [256, 256])),
+                 lambda: [_every_float16()]),
+    "SIGMOID transposed": (dml.ActivationSigmoidOperatorDesc(input_tensor=T("FLOAT16", [256, 256], [1, 256]),
+                                                            output_tensor=T("FLOAT16", [256, 256])),
+                           lambda: [_every_float16()]),
+    "REDUCE SUM padded": (dml.ReduceOperatorDesc("SUM", T("FLOAT16", [256, 250], [256, 1]), T("FLOAT16", [256, 1]),
+                                                 [1]), lambda: [_every_float16()[:, :250]]),
+    "REDUCE L2 columns": (dml.ReduceOperatorDesc("L2", T("FLOAT16", [256, 256]), T("FLOAT16", [1, 256]), [0]),
+                          lambda: [_every_float16()]),
+    "MVN with Scale and Bias": (
+        dml.MeanVarianceNormalization1OperatorDesc(T("FLOAT16", [256, 256]), T("FLOAT16", [1, 256]),
+                                                   T("FLOAT16", [1, 256]), T("FLOAT16", [256, 256]), [1], True, 1e-3),
+        lambda: [_every_float16(), _every_float16()[7:8], _every_float16()[200:201]]),
+}
+
+
+def shaders(compiled: dml.CompiledOperator) -> list[str]:
+    """The WGSL of every pass of a compiled gpu operator."""
+    from opendml.backends.gpu.kernel import Pass
+
+    found: list[str] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, Pass):
+            found.append(value.wgsl)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                visit(item)
+        elif hasattr(value, "work"):        # reduce.Step
+            visit(value.work)
+
+    for value in vars(compiled._kernel).values():  # type: ignore[attr-defined]
+        visit(value)
+    assert found
+    return found
+
+
+@pytest.mark.parametrize("name", list(F16_CASES))
+def test_float16_inputs_give_the_same_bits_with_and_without_shader_f16(name: str, monkeypatch: pytest.MonkeyPatch
+                                                                       ) -> None:
+    context = gpu_context()
+    if "shader-f16" not in context.features:
+        pytest.skip(f"the adapter {context.adapter_info.name!r} has no shader-f16")
+    desc, make = F16_CASES[name]
+    device = dml.Device(backend="gpu")
+    arrays = make()
+    results = []
+    for features in (context.features, context.features - {"shader-f16"}):
+        monkeypatch.setattr(context, "features", features)
+        compiled = device.compile_operator(device.create_operator(desc))
+        # The passes that read the FLOAT16 input bind it as array<f16> exactly where shader-f16 is on.
+        assert any("array<f16>" in source for source in shaders(compiled)) == ("shader-f16" in features)
+        results.append([np.asarray(output) for output in compiled(*arrays)])
+    for with_f16, without in zip(*results, strict=True):
+        # The same bits, but for the payloads of NaNs that arithmetic made (which nothing specifies).
+        nan = np.isnan(with_f16)
+        assert np.array_equal(nan, np.isnan(without))
+        assert np.array_equal(with_f16[~nan].view(np.uint16 if with_f16.dtype == np.float16 else np.uint32),
+                              without[~nan].view(np.uint16 if without.dtype == np.float16 else np.uint32))
+
+
+def test_float16_loads_are_exact_for_every_bit_pattern() -> None:
+    """IDENTITY moves each FLOAT16 value through f32 and back (round to nearest even, exact here): every pattern
+    but the NaNs comes back as it was, and NaNs stay NaNs of the same sign."""
+    gpu_context()
+    device = dml.Device(backend="gpu")
+    desc = F16_CASES["IDENTITY"][0]
+    values = _every_float16()
+    (got,) = device.compile_operator(device.create_operator(desc))(values)
+    nan = np.isnan(values)
+    assert np.array_equal(got.view(np.uint16)[~nan], values.view(np.uint16)[~nan])
+    assert np.all(np.isnan(got[nan]))
+    assert np.array_equal(np.signbit(got[nan]), np.signbit(values[nan]))
