@@ -1,11 +1,11 @@
 """WGSL rendering of DML's data types over 32-bit words.
 
-Tensors are bound as `array<u32>` (but see below). An element's *raw* value is its bits: `u32` for types of 32 bits or fewer
-(8- and 16-bit values in the low bits), `vec2<u32>` (low word, high word) for 64-bit types. Operators that only
-move data (SPLIT, ONE_HOT's values, GATHER_ND1) work on raw values and so move every type, FLOAT64 included,
-bit-exactly. Operators that compute convert raw values to a *computation type*: f32 for FLOAT16 and FLOAT32
-(FLOAT16 computes in float32), i32/u32 for the 8- to 32-bit integers, i64/u64 for the 64-bit ones (which need
-the adapter's shader-int64).
+Tensors are bound as `array<u32>` (but see below). An element's *raw* value is its bits: `u32` for types of 32
+bits or fewer (8- and 16-bit values in the low bits), `vec2<u32>` (low word, high word) for 64-bit types.
+Operators that only move data (SPLIT, ONE_HOT's values, GATHER_ND1) work on raw values and so move every type,
+FLOAT64 included, bit-exactly. Operators that compute convert raw values to a *computation type*: f32 for FLOAT16
+and FLOAT32 (FLOAT16 computes in float32), i32/u32 for the 8- to 32-bit integers, i64/u64 for the 64-bit ones
+(which need the adapter's shader-int64).
 
 A FLOAT16 input that a shader only computes with is bound as `array<f16>` instead where the adapter has shader-f16
 (`tensor_input`): it then has `load_<name>` only.
