@@ -541,6 +541,82 @@ def test_one_submission_per_dispatch_on_the_gpu(backend: str, monkeypatch: pytes
     assert expected[0].reshape(-1).tolist() == [9, 21, 33, 45]
 
 
+def write_arena(compiled: CompiledGraph, expression: dml.Expression, array: NDArray) -> None:
+    """A packed tensor's data into its range of the arena (device or host memory)."""
+    data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    offset = compiled.binding_of(expression).offset
+    arena = compiled.arena
+    if isinstance(arena, DeviceMemory):
+        arena.write(data, offset)  # type: ignore[attr-defined]
+    else:
+        arena[offset: offset + data.size] = data
+
+
+def read_arena(compiled: CompiledGraph, expression: dml.Expression) -> NDArray:
+    """A packed tensor's current data in the arena."""
+    desc = expression.desc
+    offset = compiled.binding_of(expression).offset
+    arena = compiled.arena
+    raw = np.frombuffer(arena.read(), np.uint8) if isinstance(arena, DeviceMemory) else arena
+    dtype = desc.data_type.numpy_dtype
+    return raw[offset: offset + desc.total_tensor_size_in_bytes].view(dtype).reshape(desc.sizes).copy()
+
+
+def test_run_works_on_the_arena_as_it_stands(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run() runs every node on the planned buffers without writing inputs or reading outputs. On the gpu the first
+    run records the nodes' dispatches and later runs replay them (no execute, no binding): each replay reads the
+    arena's current data."""
+    g = graph()
+    x, _, outputs = build_chain(g)
+    compiled = g.compile(outputs)
+    cpu = dml.Device(backend="cpu")
+    rng = np.random.default_rng(5)
+    datasets = [rng.permutation(24).astype(np.float32).reshape(4, 6) for _ in range(4)]
+    references = [chain_by_operators(cpu, data) for data in datasets]
+
+    def check_a_run(index: int) -> None:
+        write_arena(compiled, x, datasets[index])
+        compiled.run()
+        for output, expected in zip(outputs, references[index], strict=True):
+            np.testing.assert_array_equal(read_arena(compiled, output), expected)
+
+    check_a_run(0)
+    if backend == "cpu":
+        assert compiled._replay is None
+        check_a_run(1)
+        return
+    # One dispatch per node but the REDUCEs' and SPLIT's (two passes each: SPLIT's two parts, ...), all captured.
+    assert compiled._replay is not None and len(compiled._replay) >= len(compiled.steps)
+
+    from opendml.backends.gpu.context import Recorder
+
+    def no_dispatch(*args: Any) -> None:
+        raise AssertionError("a replayed graph bound and recorded a kernel again")
+
+    monkeypatch.setattr(Recorder, "dispatch", no_dispatch)   # every kernel's record() goes through it
+    check_a_run(1)
+    check_a_run(2)
+    for result, expected in zip(compiled({x: datasets[3]}), references[3], strict=True):
+        np.testing.assert_array_equal(result, expected)
+
+
+def test_a_debug_device_checks_the_data_of_every_run(backend: str) -> None:
+    """A graph on a debug device checks GATHER_ND1's coordinates at every dispatch (on the gpu, nothing is
+    replayed there), so that the second bad call is refused as the first was."""
+    g = dml.Graph(dml.Device(debug=True))
+    x = g.input([3, 2], "FLOAT32", name="x")
+    i = g.input([2, 1], "INT32", name="i")
+    compiled = g.compile([dml.gather_nd(x, i, 2, 2, 0)])
+    rows = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert compiled({"x": rows, "i": np.array([[2], [0]], np.int32)})[0].tolist() == [[4, 5], [0, 1]]
+    bad = np.array([[1], [3]], np.int32)
+    message = r"IndicesTensor\[1, 0\] is 3, out of range"
+    for _ in range(2):
+        with pytest.raises(dml.BindingError, match=message):
+            compiled({"x": rows, "i": bad})
+    assert compiled({"x": rows, "i": np.array([[1], [-1]], np.int32)})[0].tolist() == [[2, 3], [4, 5]]
+
+
 def test_outputs_follow_the_order_asked_and_may_repeat() -> None:
     g = graph()
     x, _, (sums, maxima, hot) = build_chain(g)

@@ -688,8 +688,11 @@ class CompiledGraph:
     On a backend with device memory (the gpu) the arena is device memory (`Device.create_buffer`), allocated at
     compile time: a dispatch writes the inputs into it, records every node into one submission (`Device.batch`) and
     reads the outputs' ranges back once; intermediates never leave the device, and constants are uploaded when the
-    graph is compiled. On the cpu the arena is host memory, allocated by the first dispatch on NumPy arrays (a graph
-    run only on Dask arrays never allocates it), and large packed inputs are bound where they lie.
+    graph is compiled. The first run records the nodes' dispatches as it goes; later runs replay them (the arena's
+    bindings never change), without binding or checking each node again, except on a debug device, whose checks
+    of the data run every time. On the cpu the arena is host memory, allocated by the first dispatch on NumPy
+    arrays (a graph run only on Dask arrays never allocates it), and large packed inputs are bound where they lie.
+    `run()` runs the nodes on the arena as it stands, for data written and read through `binding_of`'s ranges.
 
     A graph's tensors are logical: the element limit (DECISIONS 2) is checked where a kernel sees them whole, at the
     first dispatch on NumPy arrays on the cpu, and on every chunk on Dask arrays. (On the gpu a tensor must fit one
@@ -834,6 +837,7 @@ class CompiledGraph:
         self._run: list[tuple[Callable[[Sequence[Binding | None], Sequence[Binding]], None],
                               list[Binding | None], list[Binding]]] = [
             (step.compiled.execute, step.inputs, step.outputs) for step in self._steps]
+        self._replay: list[Any] | None = None   # the nodes' device work, once the first run has captured it
         self._input_views: dict[int, NDArray] = {}
         self._output_views: list[NDArray] = []
         self._zero_copy_slots: dict[int, list[tuple[list[Binding | None], int]]] = {}
@@ -973,13 +977,39 @@ class CompiledGraph:
             writes.append((offset, staging))
         for offset, data in writes:
             _write_range(memory, offset, data)
-        with self.graph.device.batch():
-            for execute, input_bindings, output_bindings in self._run:
-                execute(input_bindings, output_bindings)
+        self._run_on_device()
         chunks = [np.frombuffer(_read_range(memory, start, end - start), np.uint8)
                   for start, end in self._read_spans]
         return [_tensor_view(chunks[index], offset, desc, writable=False).copy()
                 for index, offset, desc in self._output_places]
+
+    def run(self) -> None:
+        """Runs every node on the planned buffers as they stand: no input is written and no output read back.
+        For data that lives in the arena: written and read through the ranges of `binding_of` (on the gpu, with
+        `GpuBuffer.write` and `read`, or by executes of your own bound there)."""
+        if self._arena is None:
+            self._allocate_arena()
+        if self._on_device:
+            self._run_on_device()
+            return
+        for execute, input_bindings, output_bindings in self._run:
+            execute(input_bindings, output_bindings)
+
+    def _run_on_device(self) -> None:
+        """Every node into one submission: executed and captured the first time, replayed after that."""
+        device = self.graph.device
+        if self._replay is not None:
+            device.backend.replay(self._replay)
+            return
+        if device.debug:        # the debug layer checks the data of every dispatch
+            with device.batch():
+                for execute, input_bindings, output_bindings in self._run:
+                    execute(input_bindings, output_bindings)
+            return
+        with device.backend.capture() as work:
+            for execute, input_bindings, output_bindings in self._run:
+                execute(input_bindings, output_bindings)
+        self._replay = work
 
     def _name_of(self, key: int) -> str:
         return next(expression.name for expression in self.inputs if id(expression) == key)

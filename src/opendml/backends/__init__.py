@@ -117,6 +117,14 @@ class Backend(Protocol):
 
     def batch(self) -> AbstractContextManager[None]: ...
 
+    def capture(self) -> AbstractContextManager[list[Any] | None]:
+        """A batch whose device work is also listed, for `replay`; None where the backend has none to replay."""
+        ...
+
+    def replay(self, work: list[Any]) -> None:
+        """Records the work that `capture` listed again, on the same bindings."""
+        ...
+
 
 def get_backend(name: str, adapter: str | None = None) -> Backend:
     backends = ("cpu", "gpu")

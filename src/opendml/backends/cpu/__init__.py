@@ -99,6 +99,13 @@ class CpuBackend:
     def batch(self) -> AbstractContextManager[None]:
         return nullcontext()
 
+    def capture(self) -> AbstractContextManager[list[Any] | None]:
+        """Kernels run as they are called: nothing is recorded, so nothing can be replayed."""
+        return nullcontext(None)
+
+    def replay(self, work: list[Any]) -> None:
+        raise NotImplementedError("the cpu backend records no work to replay")
+
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
         module_name = KERNEL_MODULES.get(type(desc).__name__)
         if module_name is None:

@@ -70,3 +70,9 @@ class GpuBackend:
 
     def batch(self) -> AbstractContextManager[None]:
         return self.context.batch()
+
+    def capture(self) -> AbstractContextManager[list[Any] | None]:
+        return self.context.capture()
+
+    def replay(self, work: list[Any]) -> None:
+        self.context.replay(work)

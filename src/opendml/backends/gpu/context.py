@@ -323,8 +323,9 @@ class GpuContext:
                 self._pipelines[key] = pipeline
         return pipeline
 
-    def bind_group(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any]) -> Any:
-        """The bind group of a dispatch, with its parameter buffer; the same ranges and parameters (a compiled
+    def bind_group(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any]
+                   ) -> tuple[Any, Any]:
+        """The bind group of a dispatch and its parameter buffer; the same ranges and parameters (a compiled
         operator dispatched again on the same bindings) reuse the ones made the first time."""
         params = np.array(params, dtype=np.uint32)
         ranges: list[tuple[Any, int, int]] = []
@@ -343,7 +344,7 @@ class GpuContext:
             cached = self._groups.get(key)
             if cached is not None:
                 self._groups.move_to_end(key)
-                return cached[0]
+                return cached
             wgpu = self.wgpu
             params_buffer = self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.STORAGE)
             entries = [{"binding": index, "resource": {"buffer": handle, "offset": offset, "size": size}}
@@ -363,7 +364,7 @@ class GpuContext:
                 evicted, _ = self._groups.popitem(last=False)
                 for handle_id, _, _ in evicted[1]:
                     self._group_keys.get(handle_id, set()).discard(evicted)
-            return group
+            return group, params_buffer
 
     # -- recording ----------------------------------------------------------------------------------------------
 
@@ -383,6 +384,29 @@ class GpuContext:
                 # submitted even when the batch raised: the executes that returned take effect, as on the cpu.
                 recorder: Recorder = self._batch.recorder
                 self._batch.recorder = None
+                recorder.submit()
+
+    @contextmanager
+    def capture(self) -> Iterator[list[Dispatch]]:
+        """A batch whose dispatches are also listed in the list it yields, so that `replay` can record them again
+        (a compiled graph's nodes, whose bindings never change) without binding, planning or checking anything."""
+        with self.lock, self.batch():
+            outer = getattr(self._batch, "log", None)
+            work: list[Dispatch] = []
+            self._batch.log = work
+            try:
+                yield work
+            finally:
+                self._batch.log = outer
+                if outer is not None:
+                    outer.extend(work)
+
+    def replay(self, work: Sequence[Dispatch]) -> None:
+        """Records captured dispatches again, into the current batch (or a submission of their own)."""
+        with self.lock:
+            recorder, own = self.recorder()
+            recorder.replay(work)
+            if own:
                 recorder.submit()
 
     def recorder(self) -> tuple[Recorder, bool]:
@@ -410,6 +434,16 @@ def group_counts(count: int, per_group: int = WORKGROUP_SIZE) -> tuple[int, int]
     return -(-groups // rows), rows
 
 
+@dataclass(frozen=True)
+class Dispatch:
+    """One recorded dispatch: its pipeline, bind group (with the parameter buffer it binds) and work-group counts."""
+
+    pipeline: Any
+    group: Any
+    params_buffer: Any
+    groups: tuple[int, ...]
+
+
 class Recorder:
     """A command encoder and the small buffers its dispatches need; `submit` sends it to the queue."""
 
@@ -417,6 +451,7 @@ class Recorder:
         self.context = context
         self.encoder = context.device.create_command_encoder()
         self._pass: Any = None
+        self._pipeline: Any = None      # the current pass's pipeline
         self.keep: list[Any] = []     # buffers and bind groups that must live until submission
 
     def dispatch(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
@@ -424,13 +459,24 @@ class Recorder:
         """Records one dispatch of `source` over `bindings` (Bound ranges or whole scratch buffers, at bindings
         0..) with `params` (u32; each Bound's base element is written at params[index] first)."""
         context = self.context
-        pipeline = context.pipeline(source, len(bindings))
-        group = context.bind_group(source, bindings, params)
+        work = Dispatch(context.pipeline(source, len(bindings)), *context.bind_group(source, bindings, params), groups)
+        self.replay((work,))
+        log: list[Dispatch] | None = getattr(context._batch, "log", None)
+        if log is not None:
+            log.append(work)
+
+    def replay(self, work: Sequence[Dispatch]) -> None:
+        """Records dispatches made before (by `dispatch`) again."""
         if self._pass is None:
             self._pass = self.encoder.begin_compute_pass()
-        self._pass.set_pipeline(pipeline)
-        self._pass.set_bind_group(0, group)
-        self._pass.dispatch_workgroups(*groups)
+            self._pipeline = None
+        compute = self._pass
+        for step in work:
+            if step.pipeline is not self._pipeline:     # a pass keeps its pipeline from one dispatch to the next
+                compute.set_pipeline(step.pipeline)
+                self._pipeline = step.pipeline
+            compute.set_bind_group(0, step.group)
+            compute.dispatch_workgroups(*step.groups)
 
     def copy(self, source: Any, source_offset: int, target: Any, target_offset: int, size: int) -> None:
         """A buffer-to-buffer copy (offsets and size multiples of 4)."""
