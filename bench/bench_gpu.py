@@ -204,17 +204,23 @@ def reduce_cases(target: int, rng: np.random.Generator) -> list[Callable[[], Cas
 
 
 def split_one_hot_cases(target: int, rng: np.random.Generator) -> list[Callable[[], Case]]:
-    def split(base: bench_split_one_hot.Workload) -> Case:
+    def slices(base: bench_split_one_hot.Workload, verb: str
+               ) -> tuple[bench_split_one_hot.Workload, int, Array, list[Array]]:
+        """SPLIT's and JOIN's workload grown to the target (every part at least 16 wide along the axis), the bytes
+        it moves (the whole tensor read and written once), the whole tensor and its parts."""
         def moved(shape: tuple[int, ...]) -> int:
             return 2 * nbytes(shape, np.float32)
 
-        # Shrinking keeps every part at least 16 wide along the axis.
         shape = fitted(base.shape, range(len(base.shape)), moved, target,
                        keep=lambda shape: shape[base.axis] >= 16 * base.parts)
-        work = dataclasses.replace(base, label=f"SPLIT {dims_text(shape)} in {base.parts}, axis {base.axis}",
-                                   shape=shape)
-        x = rng.standard_normal(work.shape, dtype=np.float32)
-        parts = [np.ascontiguousarray(part) for part in np.split(x, work.parts, work.axis)]
+        work = dataclasses.replace(base, shape=shape, label=f"{base.operator} {dims_text(shape)} {verb} "
+                                                            f"{base.parts}, axis {base.axis}")
+        whole = rng.standard_normal(shape, dtype=np.float32)
+        parts = [np.ascontiguousarray(part) for part in np.split(whole, work.parts, work.axis)]
+        return work, moved(shape), whole, parts
+
+    def split(base: bench_split_one_hot.Workload) -> Case:
+        work, moved, x, parts = slices(base, "in")
         desc = dml.SplitOperatorDesc(dml.TensorDesc("FLOAT32", work.shape),
                                      [dml.TensorDesc("FLOAT32", part.shape) for part in parts], work.axis)
 
@@ -233,19 +239,11 @@ def split_one_hot_cases(target: int, rng: np.random.Generator) -> list[Callable[
 
             return run
 
-        return Case(work.label, desc, [x], moved(shape), x.nbytes, MOVE_TARGET, check, torch_call,
+        return Case(work.label, desc, [x], moved, x.nbytes, MOVE_TARGET, check, torch_call,
                     "copy_ of each torch.split view")
 
     def join(base: bench_split_one_hot.Workload) -> Case:
-        def moved(shape: tuple[int, ...]) -> int:
-            return 2 * nbytes(shape, np.float32)
-
-        shape = fitted(base.shape, range(len(base.shape)), moved, target,
-                       keep=lambda shape: shape[base.axis] >= 16 * base.parts)
-        work = dataclasses.replace(base, label=f"JOIN {dims_text(shape)} from {base.parts}, axis {base.axis}",
-                                   shape=shape)
-        joined = rng.standard_normal(work.shape, dtype=np.float32)
-        parts = [np.ascontiguousarray(part) for part in np.split(joined, work.parts, work.axis)]
+        work, moved, joined, parts = slices(base, "from")
         desc = JoinOperatorDesc([dml.TensorDesc("FLOAT32", part.shape) for part in parts],
                                 dml.TensorDesc("FLOAT32", work.shape), work.axis)
 
@@ -254,7 +252,7 @@ def split_one_hot_cases(target: int, rng: np.random.Generator) -> list[Callable[
             out = torch.empty(work.shape, dtype=torch.float32, device=where)
             return lambda: torch.cat(tparts, dim=work.axis, out=out)
 
-        return Case(work.label, desc, parts, moved(shape), joined.nbytes, MOVE_TARGET,
+        return Case(work.label, desc, parts, moved, joined.nbytes, MOVE_TARGET,
                     lambda outputs: exact(outputs[0], joined), torch_call)
 
     def one_hot(base: bench_split_one_hot.Workload) -> Case:

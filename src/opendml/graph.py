@@ -21,6 +21,7 @@ import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -947,8 +948,7 @@ class CompiledGraph:
                         input_bindings[slot] = binding
                     continue
                 lay_out_input(view, array, key in self._aliased_inputs, self._name_of(key))
-            for execute, input_bindings, output_bindings in self._run:
-                execute(input_bindings, output_bindings)
+            self._run_nodes()
         finally:
             # Back to the arena's bindings, so that no caller's array is held after the dispatch.
             for slots, arena_binding in in_place:
@@ -977,7 +977,7 @@ class CompiledGraph:
             writes.append((offset, staging))
         for offset, data in writes:
             _write_range(memory, offset, data)
-        self._run_on_device()
+        self._run_nodes()
         chunks = [np.frombuffer(_read_range(memory, start, end - start), np.uint8)
                   for start, end in self._read_spans]
         return [_tensor_view(chunks[index], offset, desc, writable=False).copy()
@@ -989,27 +989,19 @@ class CompiledGraph:
         `GpuBuffer.write` and `read`, or by executes of your own bound there)."""
         if self._arena is None:
             self._allocate_arena()
-        if self._on_device:
-            self._run_on_device()
-            return
-        for execute, input_bindings, output_bindings in self._run:
-            execute(input_bindings, output_bindings)
+        self._run_nodes()
 
-    def _run_on_device(self) -> None:
-        """Every node into one submission: executed and captured the first time, replayed after that."""
+    def _run_nodes(self) -> None:
+        """Every node, in order, into one submission on the gpu: executed (and there captured) the first time,
+        replayed after that. A debug device captures nothing: its layer checks the data of every dispatch."""
         device = self.graph.device
         if self._replay is not None:
             device.backend.replay(self._replay)
             return
-        if device.debug:        # the debug layer checks the data of every dispatch
-            with device.batch():
-                for execute, input_bindings, output_bindings in self._run:
-                    execute(input_bindings, output_bindings)
-            return
-        with device.backend.capture() as work:
+        with device.batch(), (nullcontext(None) if device.debug else device.backend.capture()) as work:
             for execute, input_bindings, output_bindings in self._run:
                 execute(input_bindings, output_bindings)
-        self._replay = work
+        self._replay = work     # None on the cpu, which replays nothing
 
     def _name_of(self, key: int) -> str:
         return next(expression.name for expression in self.inputs if id(expression) == key)

@@ -216,7 +216,7 @@ class GpuContext:
         # Tree reductions finish in registers over this many neighbouring invocations (0: all in workgroup memory;
         # see tree.py). `directives` open every shader: f16 for FLOAT16 inputs (wgsl.tensor_input), subgroups.
         self.subgroup_width, subgroup_directives = self._subgroups()
-        self.directives = ("enable f16;\n" if "shader-f16" in self.features else "") + subgroup_directives
+        self.directives = ("enable f16;\n" if self.f16 else "") + subgroup_directives
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
@@ -231,6 +231,11 @@ class GpuContext:
 
     def __repr__(self) -> str:
         return f"GpuContext({self.adapter_info})"
+
+    @property
+    def f16(self) -> bool:
+        """Whether shaders may use f16 (the adapter's shader-f16): FLOAT16 inputs are then read as f16."""
+        return "shader-f16" in self.features
 
     def _subgroups(self) -> tuple[int, str]:
         """(the adapter's smallest subgroup size, the directives its shaders need for subgroup operations), or

@@ -135,8 +135,8 @@ class ElementwiseSource:
 
     def compile(self, context: GpuContext, body: str) -> Pass:
         """The pass of `body` (which defines `value`), bound as the inputs then the output."""
-        return compile_pass(context, self.render(body, "shader-f16" in context.features), len(self.inputs) + 1,
-                            self.params, self.output.groups())
+        return compile_pass(context, self.render(body, context.f16), len(self.inputs) + 1, self.params,
+                            self.output.groups())
 
     def render(self, body: str, f16: bool, extra_types: Sequence[Any] = ()) -> str:
         """The WGSL; `f16`: whether the adapter has shader-f16."""
@@ -144,7 +144,7 @@ class ElementwiseSource:
         parts = [prelude({data_type for data_type in types if data_type.name != "FLOAT64"}),
                  params_binding(len(self.inputs) + 1), COMMON]
         for slot, (name, desc) in enumerate(self.inputs):
-            parts.append(tensor_input(name, desc.data_type, slot, slot, computed=name in self.computed, f16=f16))
+            parts.append(tensor_input(name, desc.data_type, slot, computed=name in self.computed, f16=f16))
         parts.append(self.output.declarations())
         parts.append(body)
         parts.append(self.output.main())

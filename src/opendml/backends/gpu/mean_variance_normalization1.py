@@ -118,7 +118,7 @@ class MvnKernel(GpuKernel):
         data_type = source.data_type
         subgroup = tree.placeholders(context)
         text = "".join([prelude({data_type}), params_binding(2), COMMON,
-                        tensor_input("x", data_type, 0, 0, computed=True, f16="shader-f16" in context.features),
+                        tensor_input("x", data_type, 0, computed=True, f16=context.f16),
                         template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
                         self._max_or_tree(),

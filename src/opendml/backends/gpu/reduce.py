@@ -326,8 +326,8 @@ class ReduceKernel(GpuKernel):
 
     def _input(self) -> str:
         """The input's binding and loads: MIN, MAX, ARGMIN and ARGMAX compare raw values; the others compute."""
-        return wgsl.tensor_input("x", self.source_type, 0, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
-                                 f16="shader-f16" in self.context.features)
+        return wgsl.tensor_input("x", self.source_type, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
+                                 f16=self.context.f16)
 
     def _common(self, positions: dict[str, int]) -> list[str]:
         """The data types' converters and the shared helpers, after the bindings."""

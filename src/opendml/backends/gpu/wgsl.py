@@ -99,15 +99,16 @@ def params_binding(binding: int) -> str:
     return f"@group(0) @binding({binding}) var<storage, read> P: array<u32>;\n"
 
 
-def tensor_input(name: str, data_type: DataType, binding: int, slot: int, *, computed: bool, f16: bool) -> str:
-    """The binding of an input tensor with its loads (see `loads`). A FLOAT16 tensor that the shader only computes
-    with (`computed`: it calls load_<name>, never load_raw_<name>) is bound as array<f16> where the adapter has
-    shader-f16 (`f16`), and its elements load as f16 values, converted to f32 exactly; elsewhere FLOAT16 loads
-    unpack them from 32-bit words (unpack2x16float). The two give the same f32 for every bit pattern."""
+def tensor_input(name: str, data_type: DataType, binding: int, *, computed: bool, f16: bool) -> str:
+    """The binding of an input tensor with its loads (see `loads`; its base element is P[binding], as for every
+    binding). A FLOAT16 tensor that the shader only computes with (`computed`: it calls load_<name>, never
+    load_raw_<name>) is bound as array<f16> where the adapter has shader-f16 (`f16`), and its elements load as f16
+    values, converted to f32 exactly; elsewhere FLOAT16 loads unpack them from 32-bit words (unpack2x16float). The
+    two give the same f32 for every bit pattern."""
     if computed and f16 and data_type is D.FLOAT16:
         return (f"@group(0) @binding({binding}) var<storage, read_write> {name}: array<f16>;\n"
-                f"fn load_{name}(e: u32) -> f32 {{ return f32({name}[P[{slot}u] + e]); }}\n")
-    return buffer(name, binding) + loads(name, data_type, slot)
+                f"fn load_{name}(e: u32) -> f32 {{ return f32({name}[P[{binding}u] + e]); }}\n")
+    return buffer(name, binding) + loads(name, data_type, binding)
 
 
 def loads(name: str, data_type: DataType, slot: int) -> str:
