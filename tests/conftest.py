@@ -7,6 +7,8 @@ Hypothesis profiles: ``ci`` (default; bounded run time) and ``slow`` (many more 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,6 +29,8 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+TESTS = Path(__file__).parent
+
 settings.register_profile(
     "ci", parent=settings.get_profile("ci"),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
@@ -40,7 +44,7 @@ EVERY_BACKEND = {
     "test_split", "test_one_hot", "test_gather_nd1", "test_mean_variance_normalization1", "test_reduce",
     "test_reduce_properties", "test_activations", "test_fuzz_data", "test_fuzz_memory", "test_graph",
     "test_concurrency", "test_gpu", "test_reduce_shapes", "test_join", "test_arg_min_max", "test_gather_nd",
-    "test_mean_variance_normalization", "test_activation_standalone",
+    "test_mean_variance_normalization", "test_activation_standalone", "test_fuzz_descriptors",
 }
 
 #: Of those, the modules whose operators also have the cpu backend's small-tensor kernels (backends/cpu/small), all
@@ -84,7 +88,26 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         for limit, value in limits.items():
             monkeypatch.setattr(opendml.backends.cpu, limit, value)
     monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", device_backend)
+    forget_cached_devices((name, hasattr(request, "param")))
     return device_backend
+
+
+_CACHED_UNDER: list[object] = [None]
+
+
+def forget_cached_devices(setting: object) -> None:
+    """The test modules' cached helpers (functools.cache: devices, compiled operators) keep what they made under
+    the backend setting of the test that first called them. When a test runs under another setting than the test
+    before it in this process, every such cache is cleared, so that no test runs on another backend's devices or
+    on kernels chosen under other size limits."""
+    if _CACHED_UNDER[0] == setting:
+        return
+    _CACHED_UNDER[0] = setting
+    for module in list(sys.modules.values()):
+        if Path(getattr(module, "__file__", None) or "/").parent == TESTS:
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
 
 
 def backend_settings(name: str) -> tuple[str, dict[str, int]]:

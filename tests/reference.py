@@ -541,6 +541,17 @@ def apply_activation(name: str | None, parameters: Sequence[float], values: np.n
     return out
 
 
+def activation_turns(name: str | None, parameters: Sequence[float]) -> list[float]:
+    """Points where the activation may turn or jump (kinks at 0 and at its parameters, either side of each, and
+    GELU's minimum near -0.7518): over an interval, its least and greatest values are at the interval's ends or at
+    these points clipped into it."""
+    if name is None:
+        return []
+    points = [0.0, -0.7517915240375, *(sign * float(v) for v in parameters for sign in (1.0, -1.0))]
+    return sorted({float(edge) for point in points if math.isfinite(point)
+                   for edge in (point, np.nextafter(point, -math.inf), np.nextafter(point, math.inf))})
+
+
 def reference_statistics(x: np.ndarray, axes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """(mean, population variance) over ``axes`` in float64, keepdims; two passes."""
     x64 = np.asarray(x, np.float64)

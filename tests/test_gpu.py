@@ -207,24 +207,25 @@ def test_create_buffer_past_the_adapters_buffer_limit(backend: str, monkeypatch:
         device.create_buffer(4100)
 
 
-def test_gpu_buffer_write(backend: str) -> None:
-    """gpu: GpuBuffer.write puts host bytes at an offset and refuses a range that does not fit or is unaligned."""
-    if backend == "cpu":
-        pytest.skip("GpuBuffer.write is device memory's (host memory is written directly)")
+def test_buffer_write(backend: str) -> None:
+    """A buffer's write puts host bytes at an offset and refuses a range that does not fit or is unaligned, the
+    same on both backends (GpuBuffer, HostBuffer)."""
     buffer = dml.Device().create_buffer(16)
     buffer.write(np.arange(2, dtype=np.int32), offset=4)
     assert np.array_equal(buffer.read(np.int32), [0, 0, 1, 0])
+    buffer.write(b"\x07\x00\x00\x00", offset=12)
+    assert np.array_equal(buffer.read(np.int32), [0, 0, 1, 7])
+    kind = {"gpu": "GpuBuffer"}.get(backend, "HostBuffer")
+    assert type(buffer).__name__ == kind
     for data, offset in ((np.zeros(4, np.int32), 4), (np.zeros(1, np.int32), 2), (np.zeros(1, np.int32), -4)):
-        with pytest.raises(dml.BindingError, match=rf"^GpuBuffer\.write: {data.nbytes} bytes at offset {offset} do "
+        with pytest.raises(dml.BindingError, match=rf"^{kind}\.write: {data.nbytes} bytes at offset {offset} do "
                                                    rf"not fit a buffer of 16 bytes \(the offset must be a multiple "
                                                    rf"of 4\)$"):
             buffer.write(data, offset=offset)
-    assert np.array_equal(buffer.read(np.int32), [0, 0, 1, 0])
+    assert np.array_equal(buffer.read(np.int32), [0, 0, 1, 7])
 
 
 def test_adapter_must_be_a_string(backend: str) -> None:
-    if backend == "cpu":
-        pytest.skip("adapters select a GPU")
     with pytest.raises(dml.ValidationError, match=r"^Device: adapter is 3; it must be a non-empty string of at most "
                                                   r"1024 printable characters$"):
         dml.Device(adapter=3)  # type: ignore[arg-type]
@@ -346,6 +347,7 @@ LAYOUTS = {
     "transposed": ([5, 6], 0, [2, 3], [[1, 2], [1, 3]]),
     "padded-transposed": ([3, 4, 5], 2, [2, 3], [[1, 4, 15], [2, 7, 30]]),
     "interleaved": ([2, 6], 1, [3, 3], [[3, 2], [3, 2]]),
+    "interleaved-gaps": ([2, 3, 4], 2, [2, 2], [[3, 2, 1001], [3, 2, 4099]]),
     "rank-1-gaps": ([9], 0, [4, 5], [[3], [2]]),
 }
 
@@ -392,6 +394,21 @@ def test_narrow_outputs_keep_every_byte_around_their_elements(backend: str, type
         changed = np.flatnonzero((got != filler) & ~written)
         assert changed.size == 0, f"{name}: bytes outside the elements changed: {changed[:16].tolist()}"
         assert np.array_equal(bytes_of(source), source_bytes), f"{name}: the input was modified"
+
+
+def test_interleaved_narrow_outputs_cost_their_elements_not_their_span(backend: str) -> None:
+    """An 8- or 16-bit output whose strides interleave is written through a table of its elements in the parameter
+    buffer: 12 elements spread over 80 MB take a 12-entry table (compiled, not dispatched: the dispatch would need
+    the 80 MB), and the layouts above (nested ones) take none."""
+    device = dml.Device()
+    parts = [T("FLOAT16", [2, 3, 2], [3, 2, 40_000_000]), T("FLOAT16", [2, 3, 2])]
+    compiled = compile_split(device, T("FLOAT16", [2, 3, 4]), parts, 2)
+    if backend == "gpu":
+        from opendml.backends.gpu.elementwise import Output
+
+        passes = compiled._kernel.passes  # type: ignore[attr-defined]
+        assert [Output.table_bytes(part) for part in parts] == [48, 0]
+        assert len(passes[0].params) < 128 and len(passes[1].params) < 128
 
 
 # -- bad bindings -----------------------------------------------------------------------------------------------------
@@ -494,6 +511,17 @@ def test_a_tensor_larger_than_one_binding_is_refused(backend: str, monkeypatch: 
                                                rf"bytes\)$"):
         fits.execute([dml.Binding(memory, 16)], [dml.Binding(output) for output in outputs])
     assert_untouched(outputs, [1024, 1024])
+    # An interleaved 8-bit output's element table (4 bytes an element) must fit a binding too.
+    interleaved = dml.SplitOperatorDesc(T("UINT8", [2, 3, 400]), [T("UINT8", [2, 3, 200], [3, 2, 8])] * 2, 2)
+    monkeypatch.setattr(context, "max_binding_size", 4096 + 4 * 1199)
+    with pytest.raises(dml.UnsupportedError, match=rf"^{PREFIX}OutputTensors\[0\] is UINT8 with Strides \[3, 2, 8\] "
+                                                   rf"that interleave its dimensions; the gpu backend writes such an "
+                                                   rf"output through a table of its 1200 elements \(4800 bytes\), "
+                                                   rf"over the adapter's max-storage-buffer-binding-size \(8892 "
+                                                   rf"bytes\)$"):
+        device.create_operator(interleaved)
+    monkeypatch.setattr(context, "max_binding_size", 4096 + 4 * 1200)
+    assert device.create_operator(interleaved)
     fits.execute([dml.Binding(memory, 256)], [dml.Binding(output) for output in outputs])
     assert np.array_equal(outputs[1].read(np.float32), np.arange(64 + 256, 64 + 512, dtype=np.float32))
 

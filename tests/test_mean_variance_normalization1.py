@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-from reference import ACTIVATION_PARAMETERS, apply_activation, reference_normalized, reference_statistics
+from reference import (
+    ACTIVATION_PARAMETERS,
+    activation_turns,
+    apply_activation,
+    reference_normalized,
+    reference_statistics,
+)
 from strategies import (
     OUTPUT_STRIDE_KINDS,
     T,
@@ -158,6 +164,20 @@ def test_golden_constant_input_gives_bias() -> None:
 def test_golden_epsilon_zero_on_constant_input_is_nan() -> None:
     # 0 / sqrt(0 + 0) is 0/0: NaN, as IEEE arithmetic gives it (DECISIONS: no ruling hides it).
     out = _golden(np.full((1, 1, 2, 2), 5, np.float32), [2, 3], True, 0.0)
+    assert np.isnan(out).all()
+
+
+def test_golden_negative_epsilon() -> None:
+    # The rules accept any finite Epsilon; it is added inside the square root. X_2X2's variance is 1.25:
+    # Epsilon -0.25: sqrt(1.25 - 0.25) = 1, so the deviations -1.5, -0.5, 0.5, 1.5 come out as they are;
+    # Epsilon -1.25: sqrt(0) = 0, deviation / 0 = -inf, -inf, inf, inf;
+    # Epsilon -10: the square root of -8.75 is NaN, and so is every output.
+    np.testing.assert_array_equal(_golden(X_2X2, [2, 3], True, -0.25).ravel(), [-1.5, -0.5, 0.5, 1.5])
+    np.testing.assert_array_equal(_golden(X_2X2, [2, 3], True, -1.25).ravel(), [-np.inf, -np.inf, np.inf, np.inf])
+    assert np.isnan(_golden(X_2X2, [2, 3], True, -10.0)).all()
+    # One element: deviation 0, variance 0; 0 / sqrt(-1) is NaN, not the Bias.
+    (out,) = compile_mvn(MVN(T(F32, [1]), None, T(F32, [1]), T(F32, [1]), [0], True, -1.0))(
+        np.array([5], np.float32), None, np.array([7], np.float32))
     assert np.isnan(out).all()
 
 
@@ -691,8 +711,14 @@ def allowed_bounds(case: MvnCase) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
         anything = np.broadcast_to(~np.isfinite(scale) & (deviation <= 16 * U32 * (deviation + spread)), y.shape)
     name, parameters = case.activation if case.activation is not None else (None, ())
     with np.errstate(all="ignore"):
-        candidates = np.stack([apply_activation(name, parameters, y - delta), apply_activation(name, parameters, y),
-                               apply_activation(name, parameters, y + delta)])
+        ends = (y - delta, y + delta)
+        values = [apply_activation(name, parameters, ends[0]), apply_activation(name, parameters, y),
+                  apply_activation(name, parameters, ends[1])]
+        for turn in activation_turns(name, parameters):   # a turn inside the interval (ELU with Alpha < 0, GELU)
+            inside = (ends[0] < turn) & (turn < ends[1])
+            if inside.any():
+                values.append(np.where(inside, apply_activation(name, parameters, np.array([turn]))[0], values[1]))
+        candidates = np.stack(values)
     must_be_nan = np.isnan(candidates[1])
     with np.errstate(all="ignore"):
         finite_y = np.isfinite(y) & np.isfinite(delta)

@@ -300,6 +300,12 @@ def compiled(layout: ReduceLayout) -> dml.CompiledOperator:
     return device.compile_operator(device.create_operator(layout.descriptor()))
 
 
+def test_cached_devices_belong_to_the_backend_under_test(backend: str) -> None:
+    # The cached helpers outlive a test: conftest clears them when the next test runs under another backend, so
+    # that this module's [gpu] tests do not reuse the device its [cpu] tests made (nor [cpu-small] cpu's kernels).
+    assert device_at("6_4").backend.name == backend
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Checking results
 # ---------------------------------------------------------------------------------------------------------------------

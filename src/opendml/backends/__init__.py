@@ -64,6 +64,21 @@ class HostBuffer(np.ndarray[Any, np.dtype[np.uint8]]):
 
         return host_array(np.asarray(self), dtype, shape, "HostBuffer.read")
 
+    def write(self, data: Any, offset: int = 0) -> None:
+        """Copies host bytes (any buffer-protocol object) into the buffer at `offset` (a multiple of 4), as the gpu
+        backend's GpuBuffer.write does."""
+        raw = bytes_to_write("HostBuffer.write", data, offset, self.size)
+        np.asarray(self)[offset: offset + raw.size] = raw
+
+
+def bytes_to_write(label: str, data: Any, offset: int, size: int) -> np.ndarray[Any, np.dtype[np.uint8]]:
+    """The bytes of `data` for a buffer's `write` at `offset`, checked to fit a buffer of `size` bytes."""
+    raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
+    if offset < 0 or offset % 4 or offset + raw.size > size:
+        raise BindingError(f"{label}: {raw.size} bytes at offset {offset} do not fit a buffer of {size} bytes (the "
+                           f"offset must be a multiple of 4)")
+    return raw
+
 
 #: Host memory from `create_buffer` starts on a cache line (a D3D12 buffer starts on 64 KiB). NumPy's large arrays
 #: start 16 bytes past a page on glibc, where every 256-byte row of a table spans five cache lines instead of four

@@ -17,6 +17,7 @@ from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import KERNEL_MODULES, DeviceMemory, Kernel
 from .context import AdapterInfo, GpuBuffer, GpuContext, get_context, list_adapters
+from .elementwise import OTHER_PARAMETER_BYTES, Output
 from .wgsl import needs_int64
 
 __all__ = ["AdapterInfo", "GpuBackend", "list_adapters"]
@@ -45,13 +46,22 @@ class GpuBackend:
         return not needs_int64(data_type) or "shader-int64" in self.context.features
 
     def check_operator(self, desc: OperatorDesc) -> None:
-        """Every tensor must fit one storage binding of this adapter."""
+        """Every tensor, and the element table of an 8- or 16-bit output whose strides interleave (it travels in the
+        parameter buffer), must fit one storage binding of this adapter."""
         limit = self.context.max_binding_size
         for name, tensor in [*desc.input_slots(), *desc.output_slots()]:
             if tensor is not None and tensor.total_tensor_size_in_bytes > limit:
                 raise UnsupportedError(f"{desc.label}: {name}.TotalTensorSizeInBytes is "
                                        f"{tensor.total_tensor_size_in_bytes}; the gpu backend binds a tensor as one "
                                        f"storage buffer range, at most the adapter's "
+                                       f"max-storage-buffer-binding-size ({limit} bytes)")
+        for name, tensor in desc.output_slots():
+            table = Output.table_bytes(tensor)
+            if table and table + OTHER_PARAMETER_BYTES > limit:
+                raise UnsupportedError(f"{desc.label}: {name} is {tensor.data_type.name} with Strides "
+                                       f"{list(tensor.strides or ())} that interleave its dimensions; the gpu backend "
+                                       f"writes such an output through a table of its {tensor.element_count} "
+                                       f"elements ({table} bytes), over the adapter's "
                                        f"max-storage-buffer-binding-size ({limit} bytes)")
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import BindingError, UnsupportedError
-from .. import DeviceMemory
+from .. import DeviceMemory, bytes_to_write
 
 #: What to install when no adapter is found, for messages.
 INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which brings wgpu) and a Vulkan, Metal or "
@@ -155,11 +155,7 @@ class GpuBuffer(DeviceMemory):
 
     def write(self, data: Any, offset: int = 0) -> None:
         """Copies host bytes (any buffer-protocol object) into the buffer at `offset` (a multiple of 4)."""
-        raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
-        if offset < 0 or offset % 4 or offset + raw.size > self.size:
-            raise BindingError(f"GpuBuffer.write: {raw.size} bytes at offset {offset} do not fit a buffer of "
-                               f"{self.size} bytes (the offset must be a multiple of 4)")
-        self.context.write(self.handle, offset, raw)
+        self.context.write(self.handle, offset, bytes_to_write("GpuBuffer.write", data, offset, self.size))
 
 
 def host_array(data: bytes | np.ndarray[Any, Any], dtype: Any, shape: Sequence[int] | None, label: str

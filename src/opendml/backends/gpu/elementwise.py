@@ -12,9 +12,11 @@ coordinate.
 The output side: an operator supplies `fn value(o: u32) -> RAW` (the raw bits of logical output element o) and
 `Output` renders the entry point that writes it. An output of 32 or 64 bits gets one invocation per element. A
 8- or 16-bit output is written a whole 32-bit word per invocation: the invocation owns a word of the bound range,
-finds the logical elements whose bytes lie in it (inverting the strides; a layout whose strides interleave uses a
-table made at compile time) and writes the word once, keeping the bytes of any gap. So no two invocations write
-the same word, and no byte outside the tensor's elements changes.
+finds the logical elements whose bytes lie in it (inverting the strides) and writes the word once, keeping the bytes
+of any gap. A layout whose strides interleave cannot be inverted that way: its elements are listed at compile time
+in the order of their offsets (`Output.table_bytes`), an invocation per element, and the first element of each
+word writes the whole word. So no two invocations write the same word, and no byte outside the tensor's elements
+changes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from .context import WORKGROUP_SIZE, group_counts
 
 BLOCK = 1 + 2 * MAX_DIMENSION_COUNT
 NONE = 0xFFFFFFFF
+#: More than a pass's parameters other than an output's element table ever take (a few tensor blocks, constants).
+OTHER_PARAMETER_BYTES = 4096
 
 #: WGSL helpers over P: shapes, offsets, the invocation index.
 COMMON = f"""
@@ -106,23 +110,30 @@ class Output:
             return
         per_word = 4 // self.element_size
         last = sum((size - 1) * stride for size, stride in zip(desc.sizes, desc.element_strides, strict=True))
-        # Words the tensor's memory may touch, wherever its base element falls inside a word.
-        self.invocations = last // per_word + 2
-        dims = sorted((stride, size, weight) for size, stride, weight in
-                      zip(desc.sizes, desc.element_strides, _row_major_weights(desc.sizes), strict=True) if size > 1)
-        nested = all(dims[k + 1][0] >= dims[k][0] * dims[k][1] for k in range(len(dims) - 1))
-        self.nested = nested
-        if nested:
+        dims = _dims(desc)
+        self.nested = not Output.table_bytes(desc)
+        if self.nested:
+            # An invocation per word the tensor's memory may touch, wherever its base element falls inside a word.
+            self.invocations = last // per_word + 2
             descending = dims[::-1]
             self.plan = params.add(last, len(descending), *(value for dim in descending for value in dim))
         else:
-            table = np.full(last + 1, NONE, np.int64)
+            # An invocation per element, in the order of their offsets (distinct: the rules refuse outputs whose
+            # strides map two elements onto one).
+            self.invocations = self.count
             offsets = np.zeros(1, np.int64)
             for size, stride in zip(desc.sizes, desc.element_strides, strict=True):
                 offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
-            table[offsets] = np.arange(offsets.size, dtype=np.int64)
-            self.plan = params.add(last, 0)
-            params.words.extend(table.tolist())
+            self.plan = params.add(self.count)
+            params.words.extend(np.argsort(offsets, kind="stable").tolist())
+
+    @staticmethod
+    def table_bytes(desc: TensorDesc) -> int:
+        """The bytes of the element table an 8- or 16-bit output needs in its parameter buffer: 0 unless its
+        strides interleave (the dimensions, ordered by stride, do not each step over the ones inside them)."""
+        dims = _dims(desc)
+        nested = all(dims[k + 1][0] >= dims[k][0] * dims[k][1] for k in range(len(dims) - 1))
+        return 0 if desc.data_type.element_size >= 4 or nested else 4 * desc.element_count
 
     def declarations(self) -> str:
         """The output's buffer and, for 32/64-bit types, its store_raw function."""
@@ -143,16 +154,32 @@ class Output:
         bits = 8 * self.element_size
         mask = (1 << bits) - 1
         plan = self.plan
-        if self.nested:
-            invert = (f"        var rest = u32(rel);\n        var o = 0u;\n        var ok = true;\n"
-                      f"        for (var k = 0u; k < P[{plan + 1}u]; k++) {{\n"
-                      f"            let stride = P[{plan + 2}u + 3u * k];\n"
-                      f"            let c = rest / stride;\n"
-                      f"            if (c >= P[{plan + 3}u + 3u * k]) {{ ok = false; break; }}\n"
-                      f"            rest -= c * stride;\n            o += c * P[{plan + 4}u + 3u * k];\n        }}\n"
-                      f"        if (!ok || rest != 0u) {{ continue; }}\n")
-        else:
-            invert = f"        let o = P[{plan + 2}u + u32(rel)];\n        if (o == NONE) {{ continue; }}\n"
+        if not self.nested:
+            # Invocation t takes the t-th element in offset order; the first element of a word writes the word,
+            # with the (at most per_word) elements after it that lie in the same word.
+            return head + (
+                f"    let count = P[{plan}u];\n"
+                f"    if (t >= count) {{ return; }}\n"
+                f"    let base = P[{self.slot}u];\n"
+                f"    let word = (base + offset_of({self.block}u, P[{plan + 1}u + t])) / {per_word}u;\n"
+                f"    if (t > 0u && (base + offset_of({self.block}u, P[{plan}u + t])) / {per_word}u == word) "
+                f"{{ return; }}\n"
+                f"    var bits = {self.name}[word];\n"
+                f"    for (var k = t; k < min(count, t + {per_word}u); k++) {{\n"
+                f"        let o = P[{plan + 1}u + k];\n"
+                f"        let at = base + offset_of({self.block}u, o);\n"
+                f"        if (at / {per_word}u != word) {{ break; }}\n"
+                f"        let shift = (at % {per_word}u) * {bits}u;\n"
+                f"        bits = (bits & ~({mask:#x}u << shift)) | ((value(o) & {mask:#x}u) << shift);\n"
+                f"    }}\n"
+                f"    {self.name}[word] = bits;\n}}\n")
+        invert = (f"        var rest = u32(rel);\n        var o = 0u;\n        var ok = true;\n"
+                  f"        for (var k = 0u; k < P[{plan + 1}u]; k++) {{\n"
+                  f"            let stride = P[{plan + 2}u + 3u * k];\n"
+                  f"            let c = rest / stride;\n"
+                  f"            if (c >= P[{plan + 3}u + 3u * k]) {{ ok = false; break; }}\n"
+                  f"            rest -= c * stride;\n            o += c * P[{plan + 4}u + 3u * k];\n        }}\n"
+                  f"        if (!ok || rest != 0u) {{ continue; }}\n")
         return head + (
             f"    let base = P[{self.slot}u];\n"
             f"    let word = base / {per_word}u + t;\n"
@@ -170,6 +197,12 @@ class Output:
 
     def groups(self) -> tuple[int, int]:
         return group_counts(self.invocations)
+
+
+def _dims(desc: TensorDesc) -> list[tuple[int, int, int]]:
+    """(stride, size, row-major weight) of each dimension longer than 1, by increasing stride."""
+    return sorted((stride, size, weight) for size, stride, weight in
+                  zip(desc.sizes, desc.element_strides, _row_major_weights(desc.sizes), strict=True) if size > 1)
 
 
 def _row_major_weights(sizes: Sequence[int]) -> list[int]:

@@ -46,7 +46,7 @@ fn finish(g: u32, e: i32, mean_hi_in: f32, mean_lo_in: f32, m2_in: f32, flags: u
         r = inverseSqrt(s);
         if (r < inf) { r = fma(0.5 * r, fma(-(s * r), r, 1.0), r); }
     } else {
-        r = s;  // NaN
+        r = nan;    // a NaN variance, or variance + Epsilon < 0 (a negative Epsilon)
     }
     // With Epsilon > 0 rstd is finite (Epsilon 2^-2e may have underflowed): a deviation of 0 gives 0, not NaN.
     r = select(r, 3.4028234e38, epsilon > 0.0 && r > 3.4028234e38);
