@@ -327,6 +327,30 @@ def test_examples_on_the_gpu_print_the_cpu_output(gpu: None, name: str) -> None:
     assert stderr_lines(on_gpu) == []
 
 
+def test_dispatch_on_the_gpu_reads_back_only_what_it_prints(gpu: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A model's resources stay on the device: of dml_split.json's three outputs, the model below prints one (twice)
+    and nothing else is copied back; the input goes up once."""
+    from opendml.backends.gpu.context import GpuContext
+    from opendml.cli import main
+
+    model = json.loads((EXAMPLES / "dml_split.json").read_text())
+    model["commands"] = [model["commands"][0], {"type": "print", "resource": "Out2"},
+                         {"type": "print", "resource": "Out2"}]
+    path = _write(tmp_path, model)
+    reads: list[int] = []
+    writes: list[int] = []
+    read, write = GpuContext.read, GpuContext.write
+    monkeypatch.setattr(GpuContext, "read", lambda self, handle, offset, size: reads.append(size) or read(
+        self, handle, offset, size))
+    monkeypatch.setattr(GpuContext, "write", lambda self, handle, offset, data: writes.append(data.nbytes) or write(
+        self, handle, offset, data))
+    assert main(["dispatch", "--backend", "gpu", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == ["Resource 'Out2': 3, 4"] * 2
+    assert reads == [8, 8]                      # Out2's 8 bytes, for each print; not Out1, Out3 or A
+    assert sorted(writes, reverse=True)[0] == 24 and writes.count(24) == 1
+
+
 def test_adapter_selects_the_gpu_backend(gpu: None) -> None:
     import opendml as dml
 

@@ -1,5 +1,5 @@
-"""The GPU backend's use of the adapter's optional features: subgroups in the work-group trees
-(backends/gpu/tree.py), shader-f16 for FLOAT16 inputs (wgsl.tensor_input). Neither may change a result.
+"""The GPU backend's use of what the adapter offers: subgroups in the work-group trees (backends/gpu/tree.py),
+shader-f16 for FLOAT16 inputs (wgsl.tensor_input), neither of which may change a result, and its own limits.
 
 The trees must combine the same pairs in the same order whether a level runs in workgroup memory or in registers,
 and whatever the subgroup size, so that results never depend on the adapter. Checked here on the adapter at hand
@@ -265,6 +265,34 @@ def test_subgroup_trees_only_where_the_adapter_and_its_compiler_have_them(
     assert GpuContext._subgroups(fake) == expected  # type: ignore[arg-type]
     if expected[0]:
         assert "subgroupShuffleDown" in compiler.tried[-1]
+
+
+# -- the adapter's limits ---------------------------------------------------------------------------------------------
+
+def test_the_device_is_asked_for_the_adapters_own_limits() -> None:
+    """WebGPU gives a device its default limits (128 MiB bindings, 256 MiB buffers) unless it asks for more: the
+    context asks for every limit the adapter has, and its binding checks use those."""
+    from opendml.backends.gpu.context import GpuContext
+
+    real = gpu_context().adapter
+    asked: dict[str, Any] = {}
+
+    class Adapter:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def request_device_sync(self, **options: Any) -> Any:
+            asked.update(options)
+            return real.request_device_sync(**options)
+
+    context = GpuContext(Adapter())
+    assert asked["required_limits"] == dict(real.limits)
+    for key in ("max-storage-buffer-binding-size", "max-buffer-size", "max-storage-buffers-per-shader-stage",
+                "min-storage-buffer-offset-alignment", "max-compute-workgroups-per-dimension"):
+        assert context.device.limits[key] == real.limits[key], key
+    assert (context.max_binding_size, context.max_buffer_size, context.offset_alignment) == (
+        real.limits["max-storage-buffer-binding-size"], real.limits["max-buffer-size"],
+        real.limits["min-storage-buffer-offset-alignment"])
 
 
 # -- FLOAT16 through shader-f16 ----------------------------------------------------------------------------------------
