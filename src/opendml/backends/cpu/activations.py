@@ -38,6 +38,7 @@ from ...ops.activations import ActivationOperatorDesc, IntegerShrink
 from ...ops.base import OperatorDesc
 from ...types import ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
+from .. import activation_constants as C
 from ..plans import merge_dimensions
 from . import memory_kernels
 from .float16 import F16_TAG, NATIVE_TAG, float_to_half, half_to_float, is_f16
@@ -63,38 +64,18 @@ _SCALED_ELU, _SOFTPLUS, _PARAMETRIC_SOFTPLUS, _SOFTSIGN, _IDENTITY, _SHRINK, _GE
 F32 = np.float32
 _ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
 _INF = F32(np.inf)
-_LOG2E = F32(1.4426950408889634)
-_LN2_HI = F32(0.693359375)           # ln 2 = _LN2_HI + _LN2_LO; k * _LN2_HI is exact for |k| < 2^15
-_LN2_LO = F32(-2.12194440e-4)
-_LN2 = F32(0.6931471805599453)
+# The constants the gpu's WGSL formulas use too (backends/activation_constants.py), under this module's names.
+_LOG2E, _LN2_HI, _LN2_LO, _LN2, _EXP_LOW, _EXP_HIGH = (C.LOG2E, C.LN2_HI, C.LN2_LO, C.LN2, C.EXP_LOW, C.EXP_HIGH)
+(_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (C.R2, C.R3, C.R4, C.R5, C.R6, C.R7, C.R8)
+(_O3, _O5, _O7, _O9, _O11) = (C.O3, C.O5, C.O7, C.O9, C.O11)
+(_Y0, _Y1, _Y2, _Y3, _Y4, _Y5, _Y6, _Y7, _Y8) = (C.Y0, C.Y1, C.Y2, C.Y3, C.Y4, C.Y5, C.Y6, C.Y7, C.Y8)
+(_P0, _P1, _P2, _P3, _P4, _P5) = (C.P0, C.P1, C.P2, C.P3, C.P4, C.P5)
+_GELU_OFFSET, _GELU_HALF_LOG2E, _GELU_CLAMP = C.GELU_OFFSET, C.GELU_HALF_LOG2E, C.GELU_CLAMP
 _SQRT2 = F32(1.4142135623730951)
-_EXP_LOW = F32(-104.0)               # exp below this is under half the smallest FLOAT32 subnormal
-_EXP_HIGH = F32(88.8)                # exp above 88.73 overflows FLOAT32
 _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 _CELU_LINEAR = F32(2.0**-24)         # below this, expm1(q) = q (1 + q / 2 + ...) rounds to q
 _CELU_LARGE = F32(80.0)              # above this, expm1(q) = e^q to FLOAT32's precision
 _SIGMOID_LOW = F32(-87.0)            # e^-87 is under half a unit of 1; 2^k stays a normal FLOAT32 (k >= -126)
-
-# Reciprocal factorials for the Taylor polynomials.
-(_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (F32(1.0 / math.factorial(n)) for n in range(2, 9))
-# 1 / (2n + 1) for the atanh series of the logarithm.
-(_O3, _O5, _O7, _O9, _O11) = (F32(1.0 / n) for n in (3, 5, 7, 9, 11))
-
-# GELU (see _gelu): x Phi(x) = max(x, 0) - w 2^(y(w) - x^2 / (2 ln 2)) p(r) / S, S = 2 sqrt(2), a = min(|x|, 13.2),
-# w = a / (8 / S + a); y(w) = log2(S a erfc(a / sqrt 2) / (2 w)) + a^2 / (2 ln 2) as a degree-8 polynomial in w, and
-# 2^r / S for |r| <= 1/2 as P0 + r (P1 + ... + r P5). Both fitted for opendml by tools/fit_gelu.py (weighted minimax,
-# FLOAT32 coefficients): the exponential's relative error is 2 u, y's 2.1 u for |x| < 1, growing in the tail as the
-# tests' tolerance does (u = 2^-24).
-(_Y0, _Y1, _Y2, _Y3, _Y4, _Y5, _Y6, _Y7, _Y8) = (F32(c) for c in (
-    2.0, -1.813122272491455, -0.4373633563518524, 0.2312205731868744, 0.29176726937294006, 0.019958103075623512,
-    0.09025117754936218, -0.4234226942062378, 0.21595090627670288))
-(_P0, _P1, _P2, _P3, _P4, _P5) = (F32(c) for c in (
-    0.3535533845424652, 0.24506446719169617, 0.08493155986070633, 0.019624825567007065, 0.0034190204460173845,
-    0.00046886946074664593))
-_GELU_OFFSET = F32(8.0 / (2.0 * math.sqrt(2.0)))
-_GELU_HALF_LOG2E = F32(0.5 / math.log(2.0))
-#: |x| beyond this gives |GELU(x)| < 2^-126 (GELU(-13.15) is about -1.1e-38).
-_GELU_CLAMP = F32(13.2)
 #: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
 _EXP_SHIFTER = F32(12582912.0 + 127.0)
 

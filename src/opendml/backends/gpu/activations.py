@@ -30,7 +30,7 @@ import numpy as np
 from ...ops.activations import ACTIVATION_INFO, ActivationOperatorDesc, IntegerShrink
 from ...ops.base import OperatorDesc
 from ...types import ExecutionFlags, OperatorType
-from ..cpu import activations as cpu_activations
+from .. import activation_constants
 from ..plans import merge_dimensions
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
@@ -46,26 +46,11 @@ def f32_literal(value: float) -> str:
     return f"bitcast<f32>({bits:#010x}u)"
 
 
-def _math_constants() -> dict[str, str]:
-    ln2 = math.log(2.0)
-    # ln 2 in two parts: the high one has 9 significant bits, so k * LN2_HI is exact for |k| < 2^15.
-    ln2_hi = round(ln2 * 512.0) / 512.0
-    values = {
-        "EXP_LOW": -104.0,     # exp below this is under half the smallest FLOAT32 subnormal
-        "EXP_HIGH": 88.8,      # exp beyond 88.73 overflows FLOAT32
-        "LOG2E": 1.0 / ln2, "LN2_HI": ln2_hi, "LN2_LO": ln2 - ln2_hi, "LN2": ln2,
-        "SQRT2_MINUS_1": math.sqrt(2.0) - 1.0,
-    }
-    values |= {f"R{n}": 1.0 / math.factorial(n) for n in range(2, 9)}     # Taylor coefficients
-    values |= {f"O{n}": 1.0 / n for n in (3, 5, 7, 9, 11)}                 # atanh series
+def _constants() -> dict[str, str]:
+    """The formulas' constants (backends/activation_constants.py, the cpu's too) as WGSL literals, by name."""
+    values = {name: float(value) for name, value in activation_constants.SHARED.items()}
+    values["SQRT2_MINUS_1"] = math.sqrt(2.0) - 1.0      # the logarithm's range reduction (u > sqrt 2 - 1)
     return {name: f32_literal(value) for name, value in values.items()}
-
-
-def _gelu_constants() -> dict[str, str]:
-    """The CPU backend's GELU constants (FLOAT32 already), by the names activations_gelu.wgsl uses."""
-    names = [f"Y{n}" for n in range(9)] + [f"P{n}" for n in range(6)] + ["GELU_CLAMP", "GELU_OFFSET",
-                                                                          "GELU_HALF_LOG2E"]
-    return {name: f32_literal(float(getattr(cpu_activations, f"_{name}"))) for name in names}
 
 
 #: Each activation's body, over `v` and its parameters `a`, `b` (struct order: Alpha/Beta, Alpha/Gamma, Steepness,
@@ -122,9 +107,7 @@ _check_bodies()
 @cache
 def _library(name: str) -> str:
     """The rendered elementary functions ("math") or GELU ("gelu")."""
-    if name == "math":
-        return template("activations.wgsl", **_math_constants())
-    return template("activations_gelu.wgsl", **_gelu_constants())
+    return template("activations.wgsl" if name == "math" else "activations_gelu.wgsl", **_constants())
 
 
 def activation_function(activation: OperatorDesc | None, params: Params) -> str:
