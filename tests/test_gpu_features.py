@@ -267,6 +267,41 @@ def test_subgroup_trees_only_where_the_adapter_and_its_compiler_have_them(
         assert "subgroupShuffleDown" in compiler.tried[-1]
 
 
+# -- which adapter ----------------------------------------------------------------------------------------------------
+
+def _adapter(name: str, backend: str = "Vulkan", kind: str = "DiscreteGPU") -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(info={"device": name, "vendor": "v", "backend_type": backend, "adapter_type": kind})
+
+
+@pytest.mark.parametrize(("preferred", "selector", "expected"), [
+    ("Discrete B", None, "Discrete B"),       # the high-performance one, as listed (a new object from wgpu)
+    (None, None, "Integrated A"),             # wgpu prefers none: the first listed
+    ("GL C", None, "Integrated A"),           # nor the OpenGL fallback
+    ("Discrete B", "integrated", "Integrated A"),
+    ("Discrete B", "B", "Discrete B"),        # the first whose name contains it, in any case
+    (None, "C", "Discrete B"),                # "Discrete B" contains a "c" before "GL C" does
+])
+def test_an_adapter_is_picked_by_performance_or_by_name(monkeypatch: pytest.MonkeyPatch, preferred: str | None,
+                                                        selector: str | None, expected: str) -> None:
+    from opendml.backends.gpu import context
+
+    listed = [_adapter("Integrated A", kind="IntegratedGPU"), _adapter("Discrete B"), _adapter("GL C", "OpenGL")]
+    monkeypatch.setattr(context, "_adapters", listed)
+    wgpu = context.import_wgpu()
+    asked: list[str] = []
+
+    def request_adapter_sync(*, power_preference: str) -> Any:
+        asked.append(power_preference)
+        return None if preferred is None else _adapter(preferred, "OpenGL" if "GL" in preferred else "Vulkan")
+
+    monkeypatch.setattr(wgpu.gpu, "request_adapter_sync", request_adapter_sync)
+    chosen = context._pick(selector)
+    assert chosen.info["device"] == expected and chosen in listed
+    assert asked == ([] if selector else ["high-performance"])
+
+
 # -- the adapter's limits ---------------------------------------------------------------------------------------------
 
 def test_the_device_is_asked_for_the_adapters_own_limits() -> None:
