@@ -108,13 +108,12 @@ class Output:
         if not self.packed:
             self.invocations = self.count
             return
-        per_word = 4 // self.element_size
-        last = sum((size - 1) * stride for size, stride in zip(desc.sizes, desc.element_strides, strict=True))
         dims = _dims(desc)
-        self.nested = not Output.table_bytes(desc)
+        self.nested = _nested(dims)
         if self.nested:
             # An invocation per word the tensor's memory may touch, wherever its base element falls inside a word.
-            self.invocations = last // per_word + 2
+            last = sum((size - 1) * stride for size, stride in zip(desc.sizes, desc.element_strides, strict=True))
+            self.invocations = last // (4 // self.element_size) + 2
             descending = dims[::-1]
             self.plan = params.add(last, len(descending), *(value for dim in descending for value in dim))
         else:
@@ -131,9 +130,7 @@ class Output:
     def table_bytes(desc: TensorDesc) -> int:
         """The bytes of the element table an 8- or 16-bit output needs in its parameter buffer: 0 unless its
         strides interleave (the dimensions, ordered by stride, do not each step over the ones inside them)."""
-        dims = _dims(desc)
-        nested = all(dims[k + 1][0] >= dims[k][0] * dims[k][1] for k in range(len(dims) - 1))
-        return 0 if desc.data_type.element_size >= 4 or nested else 4 * desc.element_count
+        return 0 if desc.data_type.element_size >= 4 or _nested(_dims(desc)) else 4 * desc.element_count
 
     def declarations(self) -> str:
         """The output's buffer and, for 32/64-bit types, its store_raw function."""
@@ -203,6 +200,12 @@ def _dims(desc: TensorDesc) -> list[tuple[int, int, int]]:
     """(stride, size, row-major weight) of each dimension longer than 1, by increasing stride."""
     return sorted((stride, size, weight) for size, stride, weight in
                   zip(desc.sizes, desc.element_strides, _row_major_weights(desc.sizes), strict=True) if size > 1)
+
+
+def _nested(dims: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether each dimension (of `_dims`) steps over all the ones of smaller stride: strides that can be inverted
+    by dividing by each in turn."""
+    return all(dims[k + 1][0] >= dims[k][0] * dims[k][1] for k in range(len(dims) - 1))
 
 
 def _row_major_weights(sizes: Sequence[int]) -> list[int]:
