@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import re
 import subprocess
 import sys
@@ -180,6 +181,51 @@ def test_float32_partials_that_overflow_or_underflow_are_redone_in_float64(clien
     big = np.full(4, 3e38, np.float32)
     average, = dask.compute(*graph.compile([dml.reduce(x, "AVERAGE")])({"x": on_dask(big, ((1, 1, 1, 1),))}))
     assert average.tolist() == [np.float32(3e38)]
+
+
+#: Four FLOAT32 values in two chunks of two, per function, and the result worked out by hand: the first chunk's sum
+#: lies halfway between two FLOAT32 values (1 + 2^-24, 2 (1 + 2^-11) + 2^-24, 10 + ln 2 rounds away by more), so
+#: a partial rounded to FLOAT32 there loses what the other chunk then cannot make up.
+TINY, SMALL = 2.0**-24, 2.0**-12
+PARTIAL_ROUNDING_CASES = [
+    ("SUM", [1, TINY, TINY, TINY], 1 + 2**-22),                  # 1 + 1.5 ulp: a tie, to even
+    ("AVERAGE", [1, TINY, TINY, TINY], 0.25 + 2**-24),           # 0.25 + 1.5 ulp: a tie, to even
+    ("L1", [-1, -TINY, TINY, -TINY], 1 + 2**-22),
+    ("SUM_SQUARE", [1, SMALL, SMALL, SMALL], 1 + 2**-22),
+    ("L2", [1, SMALL, SMALL, SMALL], 1 + 2**-23),                # sqrt(1 + 1.5 ulp) = 1 + 0.75 ulp
+    ("LOG_SUM", [1, TINY, TINY, TINY], math.log1p(3 * TINY)),
+    ("MULTIPLY", [1 + SMALL] * 4, 1 + 2**-10 + 3 * 2**-23),     # 1 + 4s + 6s^2 + 4s^3 + s^4, s = 2^-12
+    ("LOG_SUM_EXP", [10, 10, 10, 10], 10 + math.log(4)),
+]
+
+
+@pytest.mark.parametrize(("function", "values", "exact"), PARTIAL_ROUNDING_CASES,
+                         ids=[case[0] for case in PARTIAL_ROUNDING_CASES])
+def test_float32_partials_are_not_rounded_before_the_end(client: Client, function: str, values: list[float],
+                                                         exact: float) -> None:
+    # One machine accumulates in float64 and rounds once; so does every chunk's partial and their combine.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4], "FLOAT32", name="x")
+    compiled = graph.compile([dml.reduce(x, function)])
+    data = np.array(values, np.float32)
+    assert data.astype(np.float64).tolist() == values       # the values are FLOAT32 values
+    (got,) = dask.compute(*compiled({"x": on_dask(data, ((2, 2),))}))
+    assert got.tolist() == [np.float32(exact)] == compiled({"x": data})[0].tolist()
+
+
+@pytest.mark.parametrize("chunk_count", [2, 8])
+def test_chunked_float32_reductions_equal_one_machine(client: Client, chunk_count: int) -> None:
+    # README's promise: one machine's result but for rare last-place ties (none in these 32 columns; with each
+    # chunk's partial rounded to FLOAT32 first, about a third of them differed).
+    data = np.random.default_rng(31).standard_normal((4096, 32)).astype(np.float32)
+    functions = ["SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM_EXP"]
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4096, 32], "FLOAT32", name="x")
+    compiled = graph.compile([dml.reduce(x, function, [0]) for function in functions])
+    got = dask.compute(*compiled({"x": on_dask(data, ((4096 // chunk_count,) * chunk_count, (32,)))}))
+    for function, result, expected in zip(functions, got, compiled({"x": data}), strict=True):
+        assert result.dtype == expected.dtype and np.array_equal(result, expected), \
+            f"{function}: columns {np.flatnonzero(result != expected).tolist()} differ"
 
 
 def test_integer_reductions_wrap_exactly_across_chunks(client: Client) -> None:

@@ -23,14 +23,17 @@ execution flags: the node's own operator, described for the chunk's shape, compi
   LOG_SUM finish after the combine); MULTIPLY as products; LOG_SUM_EXP by LOG_SUM_EXP over the chunks' results
   (each max-shifted); ARGMIN/ARGMAX carry (value, index in the whole reduced block), and the combine runs the
   ARGMIN/ARGMAX kernel over the candidates in index order, so its tie and NaN rules, in either AxisDirection, hold
-  across chunks. Integer partials wrap in the data type, exactly as one machine's; floating partials are float64,
-  from the FLOAT32 kernel (FLOAT16 chunks are widened to FLOAT32 first, so FLOAT16 keeps its FLOAT32 accumulation
-  across chunks), redone in float64 where FLOAT32 overflowed (or, for MULTIPLY, underflowed) inside a chunk.
+  across chunks. Integer partials wrap in the data type, exactly as one machine's; floating partials are the REDUCE
+  kernel's float64 accumulator over the chunk, stored unrounded (a float64 output), so that, as on one machine,
+  nothing is rounded before the one rounding to the data type at the end.
 - MEAN_VARIANCE_NORMALIZATION1 and MEAN_VARIANCE_NORMALIZATION: where the chunks hold whole normalized groups, the
   operator on every chunk (with Scale and Bias chunked alike). Otherwise each chunk's count, sum and sum of squared
   deviations from its own mean (float64), combined in a tree with Chan et al.'s parallel update; then one pass per
   chunk normalizes, scales and biases in float64 and runs the fused activation as the standalone activation operator
   (FLOAT32, the precision of the fused kernel) before rounding once to the data type.
+- Every chunk of a Dask input is checked when computed, before anything reads it: a NumPy array (not a masked
+  one) of the dtype and shape its Dask array declares, else a BindingError naming the input, the chunk and both
+  (Dask itself checks neither: a `map_blocks` given the wrong `dtype=` declares one type and computes another).
 - Graph constants are single-chunk Dask arrays; NumPy inputs given beside Dask ones are wrapped with `from_array`.
   A graph input whose strides map two elements onto one (a stride of 0) is checked on a worker, in one chunk, as a
   NumPy input is checked at the call.
@@ -52,7 +55,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .device import Binding, CompiledOperator, Device
-from .errors import DmlError, UnsupportedError
+from .errors import BindingError, DmlError, UnsupportedError
 from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
@@ -87,7 +90,6 @@ _FINISH: dict[ReduceFunction, Callable[[NDArray, int], NDArray]] = {
     R.L2: lambda total, count: np.sqrt(total),
     R.LOG_SUM: lambda total, count: np.log(total),
 }
-_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 #: Per chunk statistics of a normalization (float64) and what the combine leaves for the normalizing pass.
 _STATISTICS = np.dtype([("count", np.float64), ("total", np.float64), ("m2", np.float64)])
 _NORMALIZER = np.dtype([("mean", np.float64), ("rstd", np.float64)])
@@ -281,22 +283,11 @@ def _reduce_partial(reduction: _Reduction, block: Any, block_id: tuple[int, ...]
             return _arg_partial(reduction, block, local, block_id)
         if function in (R.MIN, R.MAX) or block.dtype.kind != "f":
             return _run(_for_chunk(desc, [block.shape]), context, [block])[0]
-        chunk_function = _CHUNK_FUNCTION.get(function, function)
-        # FLOAT16 chunks are widened (exactly) to FLOAT32, so that their partial keeps FLOAT32 accumulation.
-        wide = block if block.dtype == np.float32 else block.astype(np.float32)
-        chunk_desc = replace(cast(ReduceOperatorDesc, _for_chunk(desc, [block.shape])), function=chunk_function,
-                             input_tensor=_packed(DataType.FLOAT32, block.shape),
-                             output_tensor=_packed(DataType.FLOAT32, reduced_sizes(block.shape, desc.axes)))
-        partial = _run(chunk_desc, context, [wide])[0].astype(np.float64)
     except DmlError as error:
         raise _in_chunk(error, f"input chunk {list(block_id)}") from None
-    with np.errstate(invalid="ignore"):
-        lost = not np.isfinite(partial).all() or (function == R.MULTIPLY and (np.abs(partial) < _FLOAT32_TINY).any())
-    if lost:
-        # FLOAT32 overflowed (or a product underflowed) inside the chunk, or the chunk holds infinities or NaN: the
-        # same kernel in float64, as one machine accumulates, so that the combine sees what one machine would.
-        partial = _kernel_reduce(chunk_function, block.astype(np.float64), axes)
-    return partial
+    # Floating partials: the chunk's function by the REDUCE kernel, its float64 accumulator stored unrounded, so that
+    # nothing is rounded before the one rounding at the end, as on one machine.
+    return _kernel_reduce(_CHUNK_FUNCTION.get(function, function), block, axes, np.float64)
 
 
 def _arg_partial(reduction: _Reduction, block: NDArray, local: NDArray, block_id: tuple[int, ...]) -> NDArray:
@@ -583,6 +574,33 @@ def _key(prefix: str, *parts: Any) -> str:
     return f"{prefix}-{importlib.import_module('dask.base').tokenize(*parts)}"
 
 
+def _what(block: object) -> str:
+    """What a chunk that is not an array is, for an error message: its type, and its dtype where it has one."""
+    kind = type(block)
+    dtype = getattr(block, "dtype", None)
+    return f"a {kind.__module__}.{kind.__qualname__}" + (f" of dtype {dtype}" if dtype is not None else "")
+
+
+def _input_chunk(name: str, data_type: DataType, block: Any, block_info: dict[Any, Any] | None = None) -> NDArray:
+    """A chunk of a Dask graph input, checked against what its Dask array declares before any task reads it: a NumPy
+    array (not a masked one: its mask would be dropped), of the array's dtype and of the chunk's shape. Dask checks
+    neither (a `map_blocks` given the wrong `dtype=` says one thing and computes another), and a kernel would read
+    the bytes as the declared type; refused with a BindingError naming the input, the chunk and both."""
+    assert block_info is not None
+    expected = tuple(block_info[None]["chunk-shape"])
+    dtype = data_type.numpy_dtype
+    where = f"CompiledGraph: input {name!r}: Dask chunk {list(block_info[None]['chunk-location'])}"
+    if not isinstance(block, np.ndarray) or isinstance(block, np.ma.MaskedArray):
+        raise BindingError(f"{where} is {_what(block)}; it must be a NumPy array (not a masked one) of dtype {dtype} "
+                           f"and shape {list(expected)}, as the Dask array declares")
+    if block.dtype != dtype:
+        raise BindingError(f"{where} has dtype {block.dtype}; the Dask array declares {dtype} (DataType "
+                           f"{data_type.name})")
+    if block.shape != expected:
+        raise BindingError(f"{where} has shape {list(block.shape)}; the Dask array's chunks say {list(expected)}")
+    return block
+
+
 def _check_aliased(desc: TensorDesc, name: str, block: Any) -> NDArray:
     """The input laid out at its strides reads back as given (where strides alias, the aliased elements are equal),
     as a dispatch on NumPy arrays requires."""
@@ -652,9 +670,13 @@ def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]
     values: dict[int, DaskArray] = {}
     for expression in compiled.inputs:
         array = arrays[id(expression)]
-        if not is_dask_array(array):
-            array = da.from_array(array, chunks="auto")
         desc = expression.desc
+        if is_dask_array(array):
+            check = functools.partial(_input_chunk, expression.name, desc.data_type)
+            array = array.map_blocks(check, dtype=array.dtype, meta=_meta(array.ndim, array.dtype),
+                                     name=_key("opendml-input", check, array))
+        else:
+            array = da.from_array(array, chunks="auto")
         if strides_overlap(desc.sizes, desc.element_strides):
             check = functools.partial(_check_aliased, desc, expression.name)
             array = array.rechunk(-1).map_blocks(check, dtype=array.dtype, meta=_meta(array.ndim, array.dtype),

@@ -1283,8 +1283,9 @@ def _check(function: int, input_dtype: np.dtype[Any], output_dtype: np.dtype[Any
     if function in (ARGMAX, ARGMIN):
         if output_dtype not in _INDEX_DTYPES:
             raise ValueError(f"unsupported index dtype {output_dtype}")
-    elif output_dtype != input_dtype:
-        raise ValueError("output dtype must equal input dtype")
+    elif output_dtype != input_dtype and not (input_dtype.kind == "f" and output_dtype == np.float64):
+        # float64 from a floating input: the accumulator unrounded (Dask's partials, dask_graph.py).
+        raise ValueError("output dtype must equal input dtype (or be float64 for a floating input)")
     if function in _FLOAT_ONLY and input_dtype.kind != "f":
         raise ValueError("function needs a floating-point input")
     if not 1 <= rank <= 8 or len(input_strides) != rank or len(output_strides) != rank:
@@ -1391,7 +1392,7 @@ def make_reduce_plan(function: int, input_dtype: np.dtype[Any], output_dtype: np
     # int32 view (see _store_index).
     half = input_dtype == np.float16
     x_view: np.dtype[Any] | None = np.dtype(np.uint16) if half else None
-    out_view = x_view
+    out_view = x_view if output_dtype == input_dtype else None
     if is_arg:
         out_view = np.dtype(np.int32)
         if output_dtype.itemsize == 8 and sys.byteorder != "little":
