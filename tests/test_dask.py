@@ -166,8 +166,8 @@ def test_float16_keeps_float32_accumulation_across_chunks(client: Client) -> Non
 
 
 def test_float32_partials_that_overflow_or_underflow_are_redone_in_float64(client: Client) -> None:
-    # Each chunk's FLOAT32 partial overflows (1e20 squared; 1e20 * 1e20) or underflows (1e-20 * 1e-20) where one
-    # machine's float64 accumulation does not: the result is still one machine's.
+    # A chunk's sum in FLOAT32 would overflow (1e20 squared; 1e20 * 1e20) or underflow (1e-20 * 1e-20) where one
+    # machine's float64 accumulation does not: the partials are float64, and the result is one machine's.
     graph = dml.Graph(dml.Device())
     x = graph.input([4], "FLOAT32", name="x")
     functions = ["L2", "MULTIPLY", "AVERAGE", "SUM", "LOG_SUM"]
@@ -627,6 +627,20 @@ def test_a_worker_that_raises_reaches_the_caller_as_opendml_error(client: Client
                 r"that starts at \[3, 0\]\]")
     with pytest.raises(dml.BindingError, match=expected):
         result.compute()
+    wait_until_idle(client)
+
+
+def test_a_chunk_that_lies_about_its_dtype_reaches_the_caller_as_binding_error(client: Client) -> None:
+    # A map_blocks given the wrong dtype= (FLOAT32 declared, float64 computed): the worker that holds the chunk
+    # refuses it before any kernel reads it, and the caller gets the BindingError (test_fuzz_dask: every kind of lie).
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4, 6], "FLOAT32", name="x")
+    compiled = graph.compile([dml.activation_relu(x), dml.arg_max(x, [0])])
+    lying = on_dask(np.ones((4, 6)), ((2, 2), (3, 3))).map_blocks(lambda block: block, dtype=np.float32)
+    message = (r"^CompiledGraph: input 'x': Dask chunk \[\d, \d\] has dtype float64; the Dask array declares float32 "
+               r"\(DataType FLOAT32\)$")
+    with pytest.raises(dml.BindingError, match=message):
+        dask.compute(*compiled({"x": lying}))
     wait_until_idle(client)
 
 
