@@ -170,6 +170,11 @@ def _error_name(error: BaseException) -> str:
     return _clip(f"{name}: {message}", _TEXT_LIMIT + 40) if message else name
 
 
+def error_text(error: BaseException) -> str:
+    """A third-party exception for a message: its type and text, bounded and printable (its __str__ may raise)."""
+    return printable(_error_name(error))
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
@@ -435,3 +440,115 @@ def to_name(label: str, field: str, value: object, *, max_length: int = MAX_NAME
             if char in _BIDI_CONTROLS or unicodedata.category(char) in _UNPRINTABLE_CATEGORIES:
                 raise _refuse(label, field, text, allowed, f"character {position} is {describe(char)}")
     return text
+
+
+# -- device buffers' read and write ------------------------------------------------------------------------------------
+#
+# `GpuBuffer` and `HostBuffer` (`Device.create_buffer`) take the same arguments through these helpers, with the same
+# messages; every refusal is a BindingError (the buffers' entry points raise it for what does not fit, too).
+#
+# - dtype: a NumPy dtype of numbers (integer, floating or complex; not bool, str, object or structured), given as a
+#   dtype, a type or a str NumPy reads as one. None reads bytes.
+# - shape: an int (as NumPy takes it: `read(np.float32, 4)` is `(4,)`) or a list of ints, each non-negative or one
+#   -1, which NumPy's reshape would infer: the buffer's size must then be an exact multiple of the other
+#   dimensions' bytes. The array is the buffer's first bytes; None reads every whole element (the buffer's size
+#   rounded down to the dtype's itemsize).
+# - offset: an integer (operator.index: never bool or float), a multiple of 4 inside the buffer.
+# - data: a buffer-protocol object (bytes, bytearray, memoryview, mmap, array.array) or a NumPy array of numbers;
+#   its logical contents are copied in row-major order (`tobytes()`), so a strided view writes what it shows.
+
+#: Dimensions of a shape that `read` takes at most (NumPy's limit).
+MAX_READ_DIMENSIONS = 64
+_DTYPE_KINDS = "iufc"
+_DATA_ALLOWED = "bytes-like (bytes, bytearray, memoryview, mmap, array.array) or a NumPy array of numbers"
+
+
+def _binding_error(message: str) -> Exception:
+    from .errors import BindingError  # errors imports nothing of ours; kept local like the other late imports
+
+    return BindingError(message)
+
+
+def _buffer_index(label: str, field: str, value: object, allowed: str) -> int:
+    """An integer argument of a buffer's read or write (operator.index; never bool or float)."""
+    try:
+        return _as_integer(label, field, value, allowed)
+    except ValidationError as error:
+        raise _binding_error(str(error)) from None
+
+
+def to_buffer_dtype(label: str, value: object) -> np.dtype[Any]:
+    """The dtype a buffer's `read` returns: a NumPy dtype of numbers."""
+    if not isinstance(value, (str, type, np.dtype)):
+        raise _binding_error(f"{label}: dtype {describe(value)} is not a NumPy dtype (it must be a NumPy dtype of "
+                             f"numbers, or a str or type NumPy reads as one)")
+    try:
+        dtype = np.dtype(value)
+    except Exception as error:  # NumPy raises TypeError or ValueError; a hostile type anything
+        raise _binding_error(f"{label}: dtype {describe(value)} is not a NumPy dtype ({_error_name(error)})") from None
+    if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise _binding_error(f"{label}: dtype {_clip(str(dtype), _TEXT_LIMIT)} holds no numbers; it must be a NumPy "
+                             f"dtype of integers, floats or complex numbers")
+    return dtype
+
+
+def to_read_layout(label: str, dtype: object, shape: object, size: int) -> tuple[np.dtype[Any], tuple[int, ...]] | None:
+    """(dtype, shape) of the array a buffer of `size` bytes reads as, from `read(dtype, shape)`; None for its bytes
+    (`read()`). A -1 is inferred; a shape that needs more bytes than the buffer holds is refused."""
+    if dtype is None:
+        if shape is not None:
+            raise _binding_error(f"{label}: give a dtype with a shape")
+        return None
+    numpy_dtype = to_buffer_dtype(label, dtype)
+    itemsize = numpy_dtype.itemsize
+    if shape is None:
+        return numpy_dtype, (size // itemsize,)
+    allowed = "an integer or a list of integers (each non-negative, or one -1)"
+    if getattr(type(shape), "__index__", None) is not None and not isinstance(shape, np.ndarray):
+        items: list[Any] = [shape]
+    else:
+        try:
+            items = to_sequence(label, "shape", shape, what=allowed, max_length=MAX_READ_DIMENSIONS)
+        except ValidationError as error:
+            raise _binding_error(str(error)) from None
+    field = "shape" if len(items) == 1 and items[0] is shape else None
+    dims = [_buffer_index(label, field or f"shape[{index}]", item, allowed) for index, item in enumerate(items)]
+    for index, dim in enumerate(dims):
+        if dim < -1 or (dim == -1 and dims.index(-1) != index):
+            raise _binding_error(f"{label}: {field or f'shape[{index}]'} is {dim}; {label.split('.')[-1]} takes "
+                                 f"non-negative sizes and at most one -1")
+    if -1 in dims:
+        others = math.prod(dim for dim in dims if dim != -1)
+        step = others * itemsize
+        if not step or size % step:
+            raise _binding_error(f"{label}: shape {dims} of {numpy_dtype} cannot be inferred: the buffer's {size} "
+                                 f"bytes are not a whole number of {step}-byte rows (-1 takes the whole buffer, as "
+                                 f"NumPy's reshape does)")
+        dims[dims.index(-1)] = size // step
+    needed = math.prod(dims) * itemsize
+    if needed > size:
+        raise _binding_error(f"{label}: shape {dims} of {numpy_dtype} needs {needed} bytes; the buffer holds {size}")
+    return numpy_dtype, tuple(dims)
+
+
+def to_write_bytes(label: str, data: object, offset: object, size: int) -> tuple[np.ndarray[Any, np.dtype[np.uint8]],
+                                                                                  int]:
+    """(the bytes of `data`, the offset) for a buffer's `write(data, offset)` into a buffer of `size` bytes: `data`
+    bytes-like or an array of numbers (copied in row-major order where it is not contiguous), the offset a
+    multiple of 4 at which they fit."""
+    start = _buffer_index(label, "offset", offset, "an integer (a multiple of 4)")
+    array: np.ndarray[Any, Any] | None = data if isinstance(data, np.ndarray) else None
+    if array is None and not isinstance(data, (str, int, float, list, tuple)) and data is not None:
+        try:
+            array = np.asarray(memoryview(data))  # type: ignore[arg-type]
+        except Exception:   # no buffer protocol, or a format NumPy does not read: refused below
+            array = None
+    if array is None or array.dtype.kind not in _DTYPE_KINDS + "b" or array.dtype.fields is not None:
+        why = " (an array of Python objects has no bytes to copy)" if array is not None and array.dtype.hasobject \
+            else ""
+        raise _binding_error(f"{label}: data is {describe(data)}{why}; it must be {_DATA_ALLOWED}")
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    if start < 0 or start % 4 or start + raw.size > size:
+        raise _binding_error(f"{label}: {raw.size} bytes at offset {start} do not fit a buffer of {size} bytes (the "
+                             f"offset must be a multiple of 4)")
+    return raw, start

@@ -3,6 +3,8 @@ lifecycle, over host memory and over the backend's device memory (`Device.create
 
 from __future__ import annotations
 
+import array
+import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +12,18 @@ from typing import Any
 import numpy as np
 
 from .backends import DeviceMemory, DeviceRange, FlatArray, get_backend
-from .convert import UINT64_MAX, describe, to_bool, to_data_type, to_enum, to_flags, to_name, to_sequence, to_uint
+from .convert import (
+    UINT64_MAX,
+    describe,
+    error_text,
+    to_bool,
+    to_data_type,
+    to_enum,
+    to_flags,
+    to_name,
+    to_sequence,
+    to_uint,
+)
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.base import OperatorDesc
 from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
@@ -34,14 +47,16 @@ class Binding:
     the device's own memory (`Device.create_buffer`).
 
     `size` defaults to the tensor's TotalTensorSizeInBytes. Like a DML binding table, a Binding that is used
-    again skips the checks it already passed: it keeps the validated view (which also keeps the buffer from
-    being resized while the Binding lives).
+    again skips the checks it already passed: it keeps the validated view, which holds a buffer-protocol export
+    (a bytearray, ndarray, mmap or array.array cannot be resized while it lives). Memory that can move under an
+    export (a `__dlpack__` tensor, which `resize_` reallocates, or another object's buffer) is looked up again
+    before every dispatch: where its address, size or dtype changed, the dispatch is refused (bind it again).
     """
 
     buffer: Any
     offset: int = 0
     size: int | None = None
-    _views: dict[tuple[Any, ...], tuple[Any, int, int, int]] = field(
+    _views: dict[tuple[Any, ...], tuple[Any, int, int, int, tuple[int, int, Any] | None]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -253,24 +268,26 @@ class CompiledOperator:
         key = (desc.data_type, desc.total_tensor_size_in_bytes, desc.guaranteed_base_offset_alignment, writable)
         cached = binding._views.get(key)
         if cached is not None:
-            return cached
+            if cached[4] is not None and _place(caller_memory(self._label, name, binding.buffer)) != cached[4]:
+                raise BindingError(f"{self._label}: {name} is bound to a {type(binding.buffer).__name__} whose memory "
+                                   f"moved or changed size or dtype since it was bound (e.g. a resize); bind it again")
+            return cached[:4]
         label = self._label
         memory = binding.buffer
+        place = None
         if isinstance(memory, DeviceMemory):
             if not self.operator.device.backend.owns(memory):
                 raise BindingError(f"{label}: {name} is bound to {memory!r}, which is not memory of this device "
                                    f"({self.operator.device!r}); bind memory from this device's create_buffer")
             buffer_size = memory.size
         else:
-            try:
-                whole = np.frombuffer(memory, dtype=np.uint8)
-            except (TypeError, ValueError, BufferError) as error:
-                # A tensor with __dlpack__ (e.g. PyTorch's) is bound where it lies, when its memory is contiguous.
-                tensor = zero_copy_array(memory) if hasattr(memory, "__dlpack__") else None
-                if tensor is None or not tensor.flags.c_contiguous:
-                    raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a "
-                                       f"contiguous buffer ({error})") from None
-                whole = tensor.reshape(-1).view(np.uint8)
+            typed, movable = caller_memory(label, name, memory)
+            if typed.dtype not in _RAW_BYTES and typed.dtype != desc.data_type.numpy_dtype:
+                raise BindingError(f"{label}: {name} is bound to an array of {typed.dtype}; DataType "
+                                   f"{desc.data_type.name} needs {desc.data_type.numpy_dtype} (bind untyped bytes, "
+                                   f"e.g. a uint8 view, to reinterpret memory)")
+            place = _place((typed, movable)) if movable else None
+            whole = typed.reshape(-1).view(np.uint8)
             if writable and not whole.flags.writeable:
                 raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be "
                                    f"writable")
@@ -299,7 +316,7 @@ class CompiledOperator:
             view = whole[offset: offset + size - size % dtype.itemsize].view(dtype)
             start = whole.__array_interface__["data"][0] + offset
             result = (view, 0, start, start + size)
-        binding._views[key] = result
+        binding._views[key] = (*result, place)
         return result
 
     # -- the convenient form ----------------------------------------------------------------------------------
@@ -386,38 +403,102 @@ def _logical(desc: TensorDesc, buffer: np.ndarray[Any, Any]) -> np.ndarray[Any, 
 
 #: What `__call__` and graphs take as a logical array, for messages.
 ARRAY_KINDS = "a NumPy array, a buffer-protocol object (memoryview) or an object with __dlpack__ or __array__"
+#: Element types of untyped memory (bytes, bytearray, mmap, uint8 arrays, `create_buffer`'s HostBuffer): a binding
+#: reinterprets its bytes as the tensor's DataType, as DML binds raw buffers. Any other array binds only the
+#: tensor's own dtype.
+_RAW_BYTES = (np.dtype(np.uint8), np.dtype("S1"))
+#: Buffer-protocol objects whose memory cannot move or shrink while an export of it lives (their resize raises
+#: BufferError), so a Binding's validated view pins it. Any other object is looked up again at every dispatch.
+_PINNED = (np.ndarray, bytes, bytearray, memoryview, mmap.mmap, array.array)
 
 
-def zero_copy_array(value: Any) -> np.ndarray[Any, Any] | None:
-    """`value` as a NumPy array over its own memory, the way NumPy takes it without a copy: an ndarray itself, a
-    buffer-protocol object (with its shape and format), or a CPU tensor with `__dlpack__` (PyTorch, JAX, CuPy's
-    host arrays...); None for anything else (lists included: their dtype is NumPy's guess, not the caller's)."""
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, (str, list, tuple)) or value is None:
+def _attribute(label: str, name: str, value: Any, attribute: str) -> Any:
+    """`value.attribute` or None, whatever a hostile `__getattr__` raises (a BindingError naming it)."""
+    try:
+        return getattr(value, attribute, None)
+    except Exception as error:
+        raise BindingError(f"{label}: {name} could not be read as an array (looking up its {attribute} raised "
+                           f"{error_text(error)})") from None
+
+
+def _buffer_array(value: Any, *, raw: bool = False) -> np.ndarray[Any, Any] | None:
+    """`value`'s buffer (the buffer protocol) as an array with its format and shape, without a copy; with `raw`, as
+    bytes where NumPy does not read its format. None where it has no buffer."""
+    try:
+        view = memoryview(value)
+    except Exception:  # TypeError where there is none; anything from a third-party exporter
         return None
     try:
-        return np.asarray(memoryview(value))
-    except (TypeError, ValueError, BufferError, NotImplementedError):
+        return np.asarray(view)
+    except Exception:
         pass
-    if hasattr(value, "__dlpack__"):
+    if raw:
         try:
-            return np.from_dlpack(value)
-        except (TypeError, ValueError, BufferError, RuntimeError, NotImplementedError):
+            return np.frombuffer(view, np.uint8)
+        except Exception:
             return None
     return None
 
 
+def caller_memory(label: str, name: str, memory: Any) -> tuple[np.ndarray[Any, Any], bool]:
+    """A caller's host memory for a zero-copy binding: (a C-contiguous array over it, in its own dtype, whether that
+    memory may move while the array lives). Buffer-protocol objects, then `__dlpack__` tensors (PyTorch's...); a
+    BindingError for anything else, whatever the object's protocols raise."""
+    array = memory if isinstance(memory, np.ndarray) else _buffer_array(memory, raw=True)
+    if array is None:
+        kind = type(memory).__name__
+        if _attribute(label, name, memory, "__dlpack__") is None:
+            raise BindingError(f"{label}: {name} is bound to a {kind}, which is not a contiguous buffer (it has "
+                               f"neither the buffer protocol nor __dlpack__)")
+        try:
+            array = np.from_dlpack(memory)
+        except Exception as error:  # a third-party __dlpack__ or __dlpack_device__ may raise anything
+            raise BindingError(f"{label}: {name} is bound to a {kind} whose __dlpack__ could not be bound "
+                               f"({error_text(error)})") from None
+    if not array.flags.c_contiguous:
+        raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a contiguous buffer "
+                           f"(strides {list(array.strides)}); bind contiguous memory")
+    return array, not isinstance(memory, _PINNED)
+
+
+def _place(memory: tuple[np.ndarray[Any, Any], bool]) -> tuple[int, int, Any]:
+    """Where a caller's memory lies: (address, size in bytes, dtype and writability), compared at every dispatch."""
+    array = memory[0]
+    return array.__array_interface__["data"][0], array.nbytes, (array.dtype, array.flags.writeable)
+
+
+def zero_copy_array(label: str, name: str, value: Any) -> np.ndarray[Any, Any] | None:
+    """`value` as a NumPy array over its own memory, the way NumPy takes it without a copy: an ndarray itself, a
+    buffer-protocol object (with its shape and format), or a CPU tensor with `__dlpack__` (PyTorch, JAX, CuPy's
+    host arrays...); None for anything else (lists included: their dtype is NumPy's guess, not the caller's), and
+    a BindingError naming the input where a `__dlpack__` that exists fails and no `__array__` is there instead."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (str, list, tuple)) or value is None:
+        return None
+    array = _buffer_array(value)
+    if array is not None or _attribute(label, name, value, "__dlpack__") is None:
+        return array
+    try:
+        return np.from_dlpack(value)
+    except Exception as error:  # e.g. a tensor on another device; __array__ may still copy it
+        if _attribute(label, name, value, "__array__") is None:
+            raise BindingError(f"{label}: {name} could not be read as an array (its __dlpack__ raised "
+                               f"{error_text(error)})") from None
+        return None
+
+
 def logical_array(label: str, name: str, value: Any) -> np.ndarray[Any, Any]:
     """A logical input array: what `zero_copy_array` takes, or an object with `__array__` (which may copy: the
-    array is only read), else a BindingError naming the input."""
-    array = zero_copy_array(value)
-    if array is None and hasattr(value, "__array__") and not isinstance(value, (str, list, tuple)):
+    array is only read), else a BindingError naming the input. Every protocol of a caller's object is called
+    guarded: whatever it raises becomes that BindingError."""
+    array = zero_copy_array(label, name, value)
+    if array is None and not isinstance(value, (str, list, tuple)) and value is not None \
+            and _attribute(label, name, value, "__array__") is not None:
         try:
             array = np.asarray(value)
         except Exception as error:  # a third-party __array__ may raise anything
-            raise BindingError(f"{label}: {name} could not be read as an array ({type(error).__name__}: "
-                               f"{error})") from None
+            raise BindingError(f"{label}: {name} could not be read as an array ({error_text(error)})") from None
     if array is None:
         raise BindingError(f"{label}: {name} must be {ARRAY_KINDS}; got {type(value).__name__}")
     return array

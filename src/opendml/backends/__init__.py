@@ -14,6 +14,7 @@ groups the dispatches recorded inside it into one submission (a no-op on the CPU
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import BindingError, UnsupportedError
+from ..convert import to_read_layout, to_write_bytes
+from ..errors import UnsupportedError
 from ..ops.base import OperatorDesc
 from ..types import DataType, ExecutionFlags
 
@@ -33,7 +35,7 @@ class DeviceMemory:
 
     size: int
 
-    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
+    def read(self, dtype: Any = None, shape: int | Sequence[int] | None = None) -> Any:
         raise NotImplementedError
 
 
@@ -54,30 +56,33 @@ Kernel = Callable[[Sequence[Any], Sequence[Any]], None]
 class HostBuffer(np.ndarray[Any, np.dtype[np.uint8]]):
     """Host memory from `Device.create_buffer` on the CPU backend: a uint8 array with the device buffer's `read`."""
 
-    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
-        """The bytes (`bytes`), or with a dtype, a new array of that dtype (and shape)."""
-        if dtype is None:
-            if shape is not None:
-                raise BindingError("HostBuffer.read: give a dtype with a shape")
-            return self.tobytes()
-        from .gpu.context import host_array  # the same conversion on both backends
-
-        return host_array(np.asarray(self), dtype, shape, "HostBuffer.read")
+    def read(self, dtype: Any = None, shape: int | Sequence[int] | None = None) -> Any:
+        """The bytes (`bytes`), or with a dtype, a new array of that dtype (and shape: an int or a list of ints,
+        one of them -1 at most), as GpuBuffer.read (convert.to_read_layout has the rules)."""
+        layout = to_read_layout("HostBuffer.read", dtype, shape, self.size)
+        return self.tobytes() if layout is None else host_array(np.asarray(self), *layout)
 
     def write(self, data: Any, offset: int = 0) -> None:
-        """Copies host bytes (any buffer-protocol object) into the buffer at `offset` (a multiple of 4), as the gpu
-        backend's GpuBuffer.write does."""
-        raw = bytes_to_write("HostBuffer.write", data, offset, self.size)
-        np.asarray(self)[offset: offset + raw.size] = raw
+        """Copies host bytes (bytes-like, or an array of numbers in row-major order) into the buffer at `offset` (a
+        multiple of 4), as GpuBuffer.write does (convert.to_write_bytes has the rules)."""
+        raw, start = bytes_to_write("HostBuffer.write", data, offset, self.size)
+        np.asarray(self)[start: start + raw.size] = raw
 
 
-def bytes_to_write(label: str, data: Any, offset: int, size: int) -> np.ndarray[Any, np.dtype[np.uint8]]:
-    """The bytes of `data` for a buffer's `write` at `offset`, checked to fit a buffer of `size` bytes."""
-    raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.reshape(-1).view(np.uint8)
-    if offset < 0 or offset % 4 or offset + raw.size > size:
-        raise BindingError(f"{label}: {raw.size} bytes at offset {offset} do not fit a buffer of {size} bytes (the "
-                           f"offset must be a multiple of 4)")
-    return raw
+def bytes_to_write(label: str, data: Any, offset: Any, size: int) -> tuple[np.ndarray[Any, np.dtype[np.uint8]], int]:
+    """(the bytes of `data`, the offset) for a buffer's `write` at `offset`, checked to fit a buffer of `size`
+    bytes; the same rules and messages on every backend."""
+    return to_write_bytes(label, data, offset, size)
+
+
+def host_array(data: bytes | np.ndarray[Any, Any], dtype: np.dtype[Any], shape: tuple[int, ...]
+               ) -> np.ndarray[Any, Any]:
+    """A new array of `dtype` and `shape` holding the first bytes of `data` (a layout from to_read_layout, which
+    checked that they fit)."""
+    raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
+    count = math.prod(shape)
+    result: np.ndarray[Any, Any] = raw[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
+    return result
 
 
 #: Host memory from `create_buffer` starts on a cache line (a D3D12 buffer starts on 64 KiB). NumPy's large arrays

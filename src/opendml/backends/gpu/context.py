@@ -10,6 +10,7 @@ which is submitted when the batch ends.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -20,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import BindingError, UnsupportedError
-from .. import DeviceMemory, bytes_to_write
+from ...convert import to_read_layout
+from ...errors import UnsupportedError
+from .. import DeviceMemory, bytes_to_write, host_array
 
 #: What to install when no adapter is found, for messages.
 INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which brings wgpu) and a Vulkan, Metal or "
@@ -144,39 +146,20 @@ class GpuBuffer(DeviceMemory):
     def __len__(self) -> int:
         return self.size
 
-    def read(self, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
-        """The buffer's bytes (`bytes`), or with a dtype, a new NumPy array of that dtype (and shape)."""
-        data = self.context.read(self.handle, 0, self.size)
-        if dtype is None:
-            if shape is not None:
-                raise BindingError("GpuBuffer.read: give a dtype with a shape")
-            return data
-        return host_array(data, dtype, shape, "GpuBuffer.read")
+    def read(self, dtype: Any = None, shape: int | Sequence[int] | None = None) -> Any:
+        """The buffer's bytes (`bytes`), or with a dtype, a new NumPy array of that dtype (and shape: an int or a
+        list of ints, one of them -1 at most); the rules are convert.to_read_layout's, as HostBuffer.read."""
+        layout = to_read_layout("GpuBuffer.read", dtype, shape, self.size)
+        if layout is None:
+            return self.context.read(self.handle, 0, self.size)
+        numpy_dtype, dims = layout
+        return host_array(self.context.read(self.handle, 0, math.prod(dims) * numpy_dtype.itemsize), *layout)
 
     def write(self, data: Any, offset: int = 0) -> None:
-        """Copies host bytes (any buffer-protocol object) into the buffer at `offset` (a multiple of 4)."""
-        self.context.write(self.handle, offset, bytes_to_write("GpuBuffer.write", data, offset, self.size))
-
-
-def host_array(data: bytes | np.ndarray[Any, Any], dtype: Any, shape: Sequence[int] | None, label: str
-               ) -> np.ndarray[Any, Any]:
-    """A new array of `dtype` (and `shape`) holding `data`'s bytes."""
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError as error:
-        raise BindingError(f"{label}: dtype {dtype!r} is not a NumPy dtype ({error})") from None
-    raw = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
-    if shape is None:
-        count = raw.size // dtype.itemsize
-        result: np.ndarray[Any, Any] = raw[: count * dtype.itemsize].view(dtype).copy()
-        return result
-    shape = tuple(int(size) for size in shape)
-    count = int(np.prod(shape, dtype=np.int64))
-    if count * dtype.itemsize > raw.size:
-        raise BindingError(f"{label}: shape {list(shape)} of {dtype} needs {count * dtype.itemsize} bytes; the "
-                           f"buffer holds {raw.size}")
-    shaped: np.ndarray[Any, Any] = raw[: count * dtype.itemsize].view(dtype).reshape(shape).copy()
-    return shaped
+        """Copies host bytes (bytes-like, or an array of numbers in row-major order) into the buffer at `offset` (a
+        multiple of 4); the rules are convert.to_write_bytes's, as HostBuffer.write."""
+        raw, start = bytes_to_write("GpuBuffer.write", data, offset, self.size)
+        self.context.write(self.handle, start, raw)
 
 
 @dataclass(frozen=True)
