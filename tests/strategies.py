@@ -9,12 +9,14 @@ Strides are always in ELEMENTS; ``None`` means packed (row-major, last dimension
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
 import opendml as dml
+from opendml.ops.activations import ActivationOperatorDesc
 
 Strides = tuple[int, ...] | None
 
@@ -254,3 +256,160 @@ def execute_between_sentinels(device: dml.Device, compiled: dml.CompiledOperator
     changed = np.flatnonzero((got[-1] != filler) & ~written)
     assert changed.size == 0, f"{label}: bytes outside the elements changed: {changed[:16].tolist()}"
     return got[-1]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Valid descriptors of every registered operator (the differential fuzzer, tests/test_fuzz_differential.py)
+# ---------------------------------------------------------------------------------------------------------------------
+
+#: (operator class, feature level) -> a strategy of descriptors of that class. A drawer may draw descriptors the
+#: level refuses (a type or rank off its table): the fuzzer discards those, so they must be the exception.
+DescriptorDrawer = Callable[[type[dml.OperatorDesc], dml.FeatureLevel], st.SearchStrategy[dml.OperatorDesc]]
+
+#: The drawing hook of each operator class, by class; a class without one of its own uses its nearest base class's
+#: (every standalone activation: ActivationOperatorDesc's). Whoever registers an operator registers its drawer here
+#: (`draws_descriptors`): test_fuzz_differential fails for a registered operator without one.
+DESCRIPTOR_DRAWERS: dict[type, DescriptorDrawer] = {}
+
+
+def draws_descriptors(*classes: type) -> Callable[[DescriptorDrawer], DescriptorDrawer]:
+    """Registers the decorated drawer for these operator classes (and their subclasses without one of their own)."""
+    def register(drawer: DescriptorDrawer) -> DescriptorDrawer:
+        for cls in classes:
+            DESCRIPTOR_DRAWERS[cls] = drawer
+        return drawer
+
+    return register
+
+
+def descriptor_drawer(cls: type[dml.OperatorDesc]) -> DescriptorDrawer | None:
+    """The drawer for `cls`: its own, or its nearest registered base class's; None when there is none."""
+    return next((DESCRIPTOR_DRAWERS[base] for base in cls.__mro__ if base in DESCRIPTOR_DRAWERS), None)
+
+
+def table_row(cls: type[dml.OperatorDesc], level: dml.FeatureLevel, title: str = "") -> Mapping[str, Any] | None:
+    """The row of `cls`'s support table (the one titled `title` where it has several) in force at `level`."""
+    from opendml.support import describe
+
+    tables = cls.support_tables()
+    table = tables.get(title) if title else next(iter(tables.values()), None)
+    return None if table is None else describe(table, level)
+
+
+def row_types(row: Mapping[str, Any] | None, name: str) -> tuple[dml.DataType, ...]:
+    return tuple(row[name].data_types) if row is not None and name in row else (dml.DataType.FLOAT32,)
+
+
+def row_ranks(row: Mapping[str, Any] | None, name: str) -> tuple[int, int]:
+    return (row[name].min_rank, row[name].max_rank) if row is not None and name in row else (1, 4)
+
+
+def small_sides(rank: int, max_side: int = 4, max_elements: int = 96) -> st.SearchStrategy[tuple[int, ...]]:
+    return shapes(rank, max_elements=max_elements, max_side=max_side)
+
+
+def input_desc(data_type: dml.DataType, sizes: Sequence[int]) -> st.SearchStrategy[dml.TensorDesc]:
+    """An input tensor: any stride kind (zero strides included)."""
+    return tensor_descs(data_type, sizes)
+
+
+def output_desc(data_type: dml.DataType, sizes: Sequence[int]) -> st.SearchStrategy[dml.TensorDesc]:
+    """An output tensor: packed, padded, transposed or mixed, never overlapping itself."""
+    return tensor_descs(data_type, sizes, allow_zero=False)
+
+
+@draws_descriptors(ActivationOperatorDesc)
+@st.composite
+def standalone_activation(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel
+                          ) -> dml.OperatorDesc:
+    """Any standalone activation, from its own support table and its parameter names: fair parameters (magnitudes
+    1/8 to 4, either sign; Softplus's Steepness at least 1), a type and rank of the row in force."""
+    row = table_row(cls, level, cls.OPERATOR_TYPE.name)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    parameters = []
+    for name in cls.parameter_names():  # type: ignore[attr-defined]
+        value = draw(st.floats(0.125, 4, width=32)) * draw(st.sampled_from((1.0, -1.0)))
+        parameters.append(abs(value) + 1.0 if name == "steepness" else value)
+    return cls(*parameters, input_tensor=draw(input_desc(data_type, sizes)),  # type: ignore[call-arg]
+               output_tensor=draw(output_desc(data_type, sizes)))
+
+
+@draws_descriptors(dml.ArgMinOperatorDesc, dml.ArgMaxOperatorDesc)
+@st.composite
+def arg_min_max(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    row = table_row(cls, level)
+    low, high = row_ranks(row, "InputTensor")
+    rank = draw(st.integers(low, min(high, 5)))
+    sizes = draw(small_sides(rank, max_side=5))
+    axes = draw(st.permutations(range(rank)))[: draw(st.integers(1, rank))]
+    out_sizes = [1 if d in axes else n for d, n in enumerate(sizes)]
+    x = draw(input_desc(draw(st.sampled_from(row_types(row, "InputTensor"))), sizes))
+    y = draw(output_desc(draw(st.sampled_from(row_types(row, "OutputTensor"))), out_sizes))
+    return cls(x, y, tuple(axes), draw(st.sampled_from(("INCREASING", "DECREASING"))))  # type: ignore[call-arg]
+
+
+@draws_descriptors(dml.JoinOperatorDesc)
+@st.composite
+def join(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    row = table_row(cls, level)
+    low, high = row_ranks(row, "InputTensors")
+    rank = draw(st.integers(low, min(high, 5)))
+    sizes = list(draw(small_sides(rank, max_elements=48)))
+    axis = draw(st.integers(0, rank - 1))
+    data_type = draw(st.sampled_from(row_types(row, "InputTensors")))
+    parts = draw(st.lists(st.integers(1, 3), min_size=1, max_size=4))
+    inputs = [draw(input_desc(data_type, [p if d == axis else n for d, n in enumerate(sizes)])) for p in parts]
+    output = draw(output_desc(data_type, [sum(parts) if d == axis else n for d, n in enumerate(sizes)]))
+    return cls(tuple(inputs), output, axis)  # type: ignore[call-arg]
+
+
+@draws_descriptors(dml.GatherNdOperatorDesc)
+@st.composite
+def gather_nd(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """GATHER_ND (no batch dimensions): tuples of K coordinates into the input's first K meaningful dimensions."""
+    from reference import gather_nd1_output_sizes
+
+    row = table_row(cls, level)
+    low, high = row_ranks(row, "InputTensor")
+    rank = draw(st.integers(low, min(high, 5)))
+    input_count = draw(st.integers(1, rank))
+    tuple_size = draw(st.integers(1, input_count))
+    indices_count = draw(st.integers(1, min(rank, rank + 1 - (input_count - tuple_size))))
+    meaningful_input = list(draw(small_sides(input_count, max_elements=48)))
+    free = list(draw(small_sides(indices_count - 1, max_side=3, max_elements=9)))
+    input_sizes = [1] * (rank - input_count) + meaningful_input
+    indices_sizes = [1] * (rank - indices_count) + free + [tuple_size]
+    out_sizes = list(gather_nd1_output_sizes(tuple(input_sizes), tuple(indices_sizes), input_count, indices_count, 0))
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    index_type = draw(st.sampled_from(row_types(row, "IndicesTensor")))
+    return cls(draw(input_desc(data_type, input_sizes)), draw(input_desc(index_type, indices_sizes)),  # type: ignore
+               draw(output_desc(data_type, out_sizes)), input_count, indices_count)
+
+
+@draws_descriptors(dml.MeanVarianceNormalizationOperatorDesc)
+@st.composite
+def mean_variance_normalization(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel
+                                ) -> dml.OperatorDesc:
+    """MEAN_VARIANCE_NORMALIZATION (4-D): Scale and Bias each present or not (the level refuses one alone below 5_2),
+    each dimension the input's or 1; sometimes a fused activation."""
+    from opendml.ops.activations import ACTIVATION_CLASSES
+
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    sizes = draw(small_sides(4, max_side=4, max_elements=64))
+
+    def side() -> dml.TensorDesc | None:
+        if not draw(st.booleans()):
+            return None
+        return draw(input_desc(data_type, [n if draw(st.booleans()) else 1 for n in sizes]))
+
+    activation = None
+    if draw(st.booleans()):
+        activation_cls = draw(st.sampled_from(tuple(ACTIVATION_CLASSES.values())))
+        parameters = [draw(st.floats(0.25, 2, width=32)) + (1.0 if name == "steepness" else 0.0)
+                      for name in activation_cls.parameter_names()]
+        activation = activation_cls(*parameters)
+    return cls(draw(input_desc(data_type, sizes)), side(), side(), draw(output_desc(data_type, sizes)),  # type: ignore
+               draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from((1e-5, 1e-3, 1.0))), activation)

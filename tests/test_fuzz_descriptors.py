@@ -31,8 +31,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
-from reference import gather_nd1_output_sizes, reference_gather_nd1, reference_one_hot, reference_split
-from strategies import build_buffer, read_buffer, strides_for
+from reference import (
+    gather_nd1_output_sizes,
+    reference_arg_min_max,
+    reference_gather_nd1,
+    reference_join,
+    reference_one_hot,
+    reference_split,
+)
+from strategies import DescriptorDrawer, build_buffer, draws_descriptors, read_buffer, strides_for
 from test_mean_variance_normalization1 import MvnCase
 from test_mean_variance_normalization1 import check_result as check_mvn_result
 from test_reduce_properties import ReduceCase, ReduceLayout, check_reduce_result
@@ -309,6 +316,25 @@ BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "MEAN_VARIANCE_NORMALIZATION1": mvn_base,
 }
 
+
+def _built(spec: OpSpec) -> dml.OperatorDesc | None:
+    try:
+        return spec.build()
+    except ALLOWED_ERRORS:
+        return None
+
+
+def _drawer(base: Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]) -> DescriptorDrawer:
+    """A base above as the differential fuzzer's drawing hook (the specs that do not build are discarded)."""
+    def draw_descriptors(cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> st.SearchStrategy[dml.OperatorDesc]:
+        return base(level).map(_built).filter(lambda desc: desc is not None)  # type: ignore[return-value]
+
+    return draw_descriptors
+
+
+for _name, _base in BASES.items():
+    draws_descriptors(dml.OperatorDesc.registry[dml.OperatorType[_name]])(_drawer(_base))
+
 # -- mutations ---------------------------------------------------------------------------------------------------------
 
 _TENSOR_FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
@@ -500,7 +526,21 @@ def activation_case(activation: dml.OperatorDesc | None) -> tuple[str, tuple[flo
 def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Sequence[np.ndarray | None],
                   outputs: Sequence[np.ndarray]) -> None:
     """The logical outputs of a dispatch against the oracle of the operator (on a release device)."""
-    if isinstance(desc, dml.ReduceOperatorDesc):
+    if isinstance(desc, dml.GatherNdOperatorDesc):
+        desc = desc.as_gather_nd1()
+    elif isinstance(desc, dml.MeanVarianceNormalizationOperatorDesc):
+        desc = desc.as_mean_variance_normalization1()
+    if isinstance(desc, (dml.ArgMinOperatorDesc, dml.ArgMaxOperatorDesc)):
+        assert inputs[0] is not None
+        expected = reference_arg_min_max(inputs[0], desc.axes, desc.output_tensor.data_type.numpy_dtype,
+                                         want_max=isinstance(desc, dml.ArgMaxOperatorDesc),
+                                         decreasing=desc.axis_direction.name == "DECREASING")
+        _assert_same_bits(outputs[0], expected, f"{desc.label} output")
+    elif isinstance(desc, dml.JoinOperatorDesc):
+        assert all(x is not None for x in inputs)
+        _assert_same_bits(outputs[0], reference_join([x for x in inputs if x is not None], desc.axis),
+                          "JOIN output")
+    elif isinstance(desc, dml.ReduceOperatorDesc):
         source, result = desc.input_tensor, desc.output_tensor
         layout = ReduceLayout(str(level), desc.function.name, source.data_type.name, result.data_type.name,
                               source.sizes, desc.axes, source.strides, result.strides)
@@ -539,6 +579,14 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         check_standalone(desc, inputs[0], outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
+
+
+#: The operators `check_outputs` has an oracle for.
+ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
+    dml.GatherNdOperatorDesc, dml.MeanVarianceNormalizationOperatorDesc, dml.ArgMinOperatorDesc,
+    dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
+    dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
+    ActivationOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:
