@@ -284,9 +284,11 @@ def exact(desc: dml.OperatorDesc, output: np.ndarray) -> bool:
 def assert_same_bits(what: str, got: np.ndarray, expected: np.ndarray) -> None:
     assert got.dtype == expected.dtype and got.shape == expected.shape, (what, got.dtype, got.shape, expected.shape)
     if got.tobytes() != expected.tobytes():
-        bad = np.argwhere(got.view(f"u{got.dtype.itemsize}") != expected.view(f"u{got.dtype.itemsize}"))
-        first = tuple(bad[0])
-        raise AssertionError(f"{what}: {got[first]!r} where the baseline has {expected[first]!r} at {first} "
+        bits, baseline = got.view(f"u{got.dtype.itemsize}"), expected.view(f"u{got.dtype.itemsize}")
+        bad = np.argwhere(bits != baseline)
+        first = tuple(int(i) for i in bad[0])
+        raise AssertionError(f"{what}: {got[first].item()} (bits {int(bits[first]):#x}) where the baseline has "
+                             f"{expected[first].item()} (bits {int(baseline[first]):#x}) at {list(first)} "
                              f"({len(bad)} elements differ)")
 
 
@@ -396,5 +398,6 @@ def test_a_one_bit_difference_is_found() -> None:
     with pytest.raises(AssertionError, match="SPLIT output 0"):
         compare(desc, dml.FeatureLevel.LEVEL_6_4, [data], {"cpu-small": [left, right], "gpu": [other, right]},
                 "cpu-small")
-    with pytest.raises(AssertionError, match="SPLIT output 0 on gpu against cpu-small: nan where the baseline"):
+    with pytest.raises(AssertionError, match=r"SPLIT output 0 on gpu against cpu-small: nan \(bits 0x7fc00001\) "
+                                             r"where the baseline has nan \(bits 0x7fc00000\) at \[0, 0\]"):
         assert_same_bits("SPLIT output 0 on gpu against cpu-small", other, left)
