@@ -19,17 +19,20 @@ picks other random ones).
 
 from __future__ import annotations
 
+import array
+import ctypes
 import dataclasses
 import inspect
 import itertools
 import math
+import mmap
 import os
 import random
 import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -124,6 +127,116 @@ class RaisingDtype:
     @property
     def dtype(self) -> Any:
         raise RuntimeError("dtype refuses")
+
+
+# Foreign array objects: every protocol NumPy and opendml ask a caller's object about, well-behaved and hostile.
+FOREIGN_DATA = np.array([1, -2, 3, 4], np.float32)
+
+
+class DlpackTensor:
+    """A DLPack tensor over an array it holds; `move` replaces that array (PyTorch's resize_ reallocates)."""
+
+    def __init__(self, data: np.ndarray[Any, Any]) -> None:
+        self.data = data
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.data.__dlpack_device__()
+
+    def move(self) -> None:
+        self.data = np.zeros(1 << 12, self.data.dtype)
+
+
+class RaisingGetattr:
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"__getattr__ refuses {name}")
+
+
+class RaisingDlpack:
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        raise KeyError("__dlpack__ refuses")
+
+    def __dlpack_device__(self) -> Any:
+        return (1, 0)
+
+
+class DlpackNotACapsule(RaisingDlpack):
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return ["not", "a", "capsule"]
+
+
+class DlpackOtherDevice(DlpackTensor):
+    """Says it is on a CUDA device; its capsule says the CPU, which is what NumPy (and so a Binding) reads."""
+
+    def __dlpack_device__(self) -> Any:
+        return (2, 0)   # kDLCUDA
+
+
+class RaisingArray:
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise OverflowError("__array__ refuses")
+
+
+class ArrayReturnsList:
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return [1.0, 2.0]
+
+
+class ArrayCopies:
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return FOREIGN_DATA.copy()
+
+
+class RaisingArrayInterface(ArrayCopies):
+    @property
+    def __array_interface__(self) -> Any:
+        raise MemoryError("__array_interface__ refuses")
+
+
+class BogusArrayInterface(ArrayCopies):
+    __array_interface__: ClassVar[dict[str, object]] = {"version": 3, "shape": "four", "typestr": 12}
+
+
+class RaisingArrayStruct(ArrayCopies):
+    @property
+    def __array_struct__(self) -> Any:
+        raise ValueError("__array_struct__ refuses")
+
+
+#: (name, factory, whether a float32 [4] tensor may bind it in place). Every entry point that takes an array or a
+#: buffer gets each of them, in the table below and in test_foreign_objects_in_every_binding.
+FOREIGN: list[tuple[str, Callable[[], object], bool]] = [
+    ("dlpack float32", lambda: DlpackTensor(FOREIGN_DATA.copy()), True),
+    ("dlpack float64", lambda: DlpackTensor(FOREIGN_DATA.astype(np.float64)), False),
+    ("dlpack strided", lambda: DlpackTensor(np.repeat(FOREIGN_DATA, 2)[::2]), False),
+    ("dlpack read-only", lambda: DlpackTensor(np.frombuffer(FOREIGN_DATA.tobytes(), np.float32)), True),
+    ("dlpack raising", RaisingDlpack, False), ("dlpack not a capsule", DlpackNotACapsule, False),
+    ("dlpack saying another device", lambda: DlpackOtherDevice(FOREIGN_DATA.copy()), True),
+    ("__getattr__ raising", RaisingGetattr, False),
+    ("__array__ raising", RaisingArray, False), ("__array__ returns a list", ArrayReturnsList, False),
+    ("__array__ copies", ArrayCopies, False), ("__array_interface__ raising", RaisingArrayInterface, False),
+    ("__array_interface__ bogus", BogusArrayInterface, False), ("__array_struct__ raising", RaisingArrayStruct, False),
+    ("bytes", lambda: FOREIGN_DATA.tobytes(), True), ("bytearray", lambda: bytearray(FOREIGN_DATA.tobytes()), True),
+    ("memoryview strided", lambda: memoryview(np.repeat(FOREIGN_DATA, 2))[::2], False),
+    ("memoryview float32", lambda: memoryview(FOREIGN_DATA.copy()), True),
+    ("memoryview 2-d", lambda: memoryview(FOREIGN_DATA.reshape(2, 2).copy()), True),
+    ("array.array f", lambda: array.array("f", FOREIGN_DATA.tolist()), True),
+    ("array.array d", lambda: array.array("d", FOREIGN_DATA.tolist()), False),
+    ("ctypes float[4]", lambda: (ctypes.c_float * 4)(*FOREIGN_DATA.tolist()), True),
+    ("mmap", lambda: foreign_mmap(), True),
+    ("np float32 Fortran", lambda: np.asfortranarray(FOREIGN_DATA.reshape(2, 2)), False),
+    ("np float32 big-endian", lambda: FOREIGN_DATA.astype(">f4"), False),
+    ("np 0-d float32", lambda: np.array(1.5, np.float32), False),
+    ("np float32 [2]", lambda: FOREIGN_DATA[:2].copy(), False),
+]
+
+
+def foreign_mmap() -> mmap.mmap:
+    mapped = mmap.mmap(-1, FOREIGN_DATA.nbytes)
+    mapped.write(FOREIGN_DATA.tobytes())
+    return mapped
 
 
 def deep_list(depth: int = 2000) -> list[Any]:
@@ -235,6 +348,7 @@ HOSTILE: list[tuple[str, Callable[[], object]]] = [
     ("FusedActivation.elu", lambda: dml.FusedActivation.elu()), ("Device", lambda: DEVICE),
     ("Binding", lambda: dml.Binding(bytearray(64))), ("list [Binding]", lambda: [dml.Binding(bytearray(64))]),
     ("list [None]*3", lambda: [None, None, None]),
+    *((f"foreign: {name}", factory) for name, factory, _ in FOREIGN),
 ]
 
 
@@ -515,7 +629,31 @@ def device_slots() -> list[Slot]:
         arrays = values["arrays"]
         return COMPILED(*(arrays if type(arrays) in (list, tuple) else (arrays, arrays)))  # type: ignore[arg-type]
 
+    buffer_baseline = {"dtype": np.float32, "shape": (2, -1), "data": np.arange(2, dtype=np.int32), "offset": 4}
+
+    def read(values: dict[str, object]) -> object:
+        arguments = {**buffer_baseline, **values}
+        buffer = DEVICE.create_buffer(FOREIGN_DATA)
+        result = buffer.read(arguments["dtype"], arguments["shape"])
+        assert isinstance(result, (bytes, np.ndarray)) and len(buffer) == 16
+        if isinstance(result, np.ndarray):   # the buffer's first bytes, in a dtype of numbers
+            assert result.dtype.kind in "iufc" and result.nbytes <= 16
+            assert result.tobytes() == FOREIGN_DATA.tobytes()[: result.nbytes]
+        return None
+
+    def write(values: dict[str, object]) -> object:
+        arguments = {**buffer_baseline, **values}
+        buffer = DEVICE.create_buffer(np.full(4, 7, np.int32))
+        try:
+            buffer.write(arguments["data"], arguments["offset"])
+        except dml.DmlError:
+            assert buffer.read() == np.full(4, 7, np.int32).tobytes(), "a refused write wrote"
+            raise
+        return None
+
     return ([Slot(f"Device.{name}", (name,), device) for name in device_baseline]
+            + [Slot(f"HostBuffer.read.{name}", (name,), read) for name in ("dtype", "shape")]
+            + [Slot(f"HostBuffer.write.{name}", (name,), write) for name in ("data", "offset")]
             + [Slot("Device.create_buffer.source", ("source",), create_buffer),
                Slot("Device.check_feature_support.data_type", ("data_type",), check_feature_support),
                Slot("Device.check_feature_support.feature_levels", ("feature_levels",), check_feature_support),
@@ -635,7 +773,7 @@ def test_every_entry_point_is_fuzzed() -> None:
     graph_functions = {name for name in graph_module.__all__ if name[0].islower()}
     assert graph_functions <= names, graph_functions - names
     assert {"TensorDesc", "calc_buffer_tensor_size", "Binding", "Device", "Graph", "FusedActivation",
-            "CompiledOperator", "CompiledGraph"} <= names
+            "CompiledOperator", "CompiledGraph", "HostBuffer"} <= names
     for slot in slots:
         if slot.name.startswith(("Device.create_operator", "Device.create_buffer", "CompiledOperator.initialize",
                                  "CompiledOperator.__call__")):
@@ -664,3 +802,110 @@ def test_a_huge_buffer_is_refused_with_opendml_error() -> None:
     with pytest.raises(dml.UnsupportedError, match=r"^Device.create_buffer: 9223372036854775807 bytes could not be "
                                                    r"allocated in host memory$"):
         dml.Device(backend="cpu").create_buffer(2**63 - 1)
+
+
+RELU_DATA = np.array([1, 0, 3, 4], np.float32)   # RELU of FOREIGN_DATA, by hand
+
+
+def readable_bytes(value: object) -> bytes | None:
+    """A foreign object's bytes where they can be read without its hostile protocols (for 'unchanged')."""
+    if isinstance(value, DlpackTensor):
+        return value.data.tobytes()
+    try:
+        return memoryview(value).tobytes()  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
+def foreign_uses() -> list[tuple[str, Callable[[object], object]]]:
+    """Every entry point that takes a caller's array or memory, each with one foreign object: a Binding as input and
+    as output, __call__, a graph's input and a buffer's write. Each returns the logical float32 result, or None."""
+    tensor = T([4])
+    relu = DEVICE.compile_operator(DEVICE.create_operator(
+        dml.ActivationReluOperatorDesc(input_tensor=tensor, output_tensor=tensor)))
+    g = dml.Graph(DEVICE)
+    graph = g.compile([dml.activation_relu(g.input([4], F32, name="x"))])
+
+    def binding_input(value: object) -> object:
+        out = np.full(4, 9, np.float32)
+        try:
+            relu.execute([dml.Binding(value)], [dml.Binding(out)])
+        except dml.DmlError:
+            assert np.array_equal(out, [9] * 4), "a refused execute wrote its output"
+            raise
+        return out
+
+    def binding_output(value: object) -> object:
+        relu.execute([dml.Binding(FOREIGN_DATA)], [dml.Binding(value)])
+        written = readable_bytes(value)
+        assert written is not None
+        return np.frombuffer(written, np.float32)
+
+    def buffer_write(value: object) -> object:
+        buffer = DEVICE.create_buffer(np.full(4, 9, np.float32))
+        try:
+            buffer.write(value)
+        except dml.DmlError:
+            assert buffer.read(np.float32).tolist() == [9] * 4, "a refused write wrote"
+            raise
+        return None
+
+    return [("Binding input", binding_input), ("Binding output", binding_output),
+            ("__call__", lambda value: relu(value)[0]), ("graph input", lambda value: graph({"x": value})[0]),
+            ("HostBuffer.write", buffer_write)]
+
+
+def test_foreign_objects_in_every_binding() -> None:
+    """Every foreign object in every entry point that takes one: a DmlError with a printable message (and nothing
+    written), or the right result; a Binding takes in place exactly the objects that are float32 memory of 16
+    contiguous bytes (or raw bytes); and one that moves after binding is refused at the next dispatch."""
+    failures: list[str] = []
+    count = 0
+    for (name, factory, bindable), (use, call) in itertools.product(FOREIGN, foreign_uses()):
+        count += 1
+        value = factory()
+        before = readable_bytes(value)
+        try:
+            result = call(value)
+        except dml.DmlError as error:
+            check_message(error)
+            if use == "Binding input" and bindable:
+                failures.append(f"{use} <- {name}: refused ({error})")
+            if readable_bytes(value) != before:
+                failures.append(f"{use} <- {name}: refused, but the object was modified")
+            continue
+        except Exception as error:
+            failures.append(f"{use} <- {name}: {type(error).__name__}: {error}")
+            continue
+        if use == "Binding input" and not bindable:
+            failures.append(f"{use} <- {name}: accepted")
+        if result is not None and not np.array_equal(np.asarray(result).reshape(-1), RELU_DATA):
+            failures.append(f"{use} <- {name}: accepted with a wrong result {result!r}")
+        if use != "Binding output" and readable_bytes(value) != before:
+            failures.append(f"{use} <- {name}: an input was modified")
+    # Objects that change after binding: moved (resize_), or grown into another dtype, at the next dispatch.
+    tensor = T([4])
+    relu = DEVICE.compile_operator(DEVICE.create_operator(
+        dml.ActivationReluOperatorDesc(input_tensor=tensor, output_tensor=tensor)))
+    for change in ("move", "retype", "raise"):
+        for side in ("input", "output"):
+            count += 1
+            foreign = DlpackTensor(FOREIGN_DATA.copy() if side == "input" else np.zeros(4, np.float32))
+            other = dml.Binding(np.zeros(4, np.float32) if side == "input" else FOREIGN_DATA.copy())
+            binding = dml.Binding(foreign)
+            inputs, outputs = ([binding], [other]) if side == "input" else ([other], [binding])
+            relu.execute(inputs, outputs)
+            if change == "move":
+                foreign.move()
+            elif change == "retype":
+                foreign.data = np.zeros(2, np.float64)
+            else:
+                foreign.data = RaisingDlpack()  # type: ignore[assignment]
+            written = readable_bytes(other.buffer) if side == "input" else None
+            with pytest.raises(dml.DmlError) as caught:
+                relu.execute(inputs, outputs)
+            check_message(caught.value)
+            if side == "input" and readable_bytes(other.buffer) != written:
+                failures.append(f"{change} {side}: the refused dispatch wrote its output")
+    print(f"\n{count} foreign-object cases")
+    assert not failures, "\n".join(failures[:20])
