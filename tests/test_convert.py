@@ -17,6 +17,7 @@ from opendml.convert import (
     MAX_LIST_LENGTH,
     UINT64_MAX,
     describe,
+    error_text,
     range_text,
     to_bool,
     to_data_type,
@@ -25,9 +26,11 @@ from opendml.convert import (
     to_float,
     to_int,
     to_name,
+    to_read_layout,
     to_sequence,
     to_uint,
     to_uint_list,
+    to_write_bytes,
 )
 
 L, F = "Op", "Field"    # the label and field of every message here
@@ -295,3 +298,58 @@ def test_a_subclassed_enum_value_is_refused_not_trusted() -> None:
 
     refused(r"^Op: Field is <Other.A: 0>; it must be one of INCREASING", lambda: to_enum(L, F, Other.A,
                                                                                          dml.AxisDirection, "X_"))
+
+
+# -- device buffers' read and write ------------------------------------------------------------------------------
+
+def test_to_read_layout() -> None:
+    """(dtype, shape) of read(dtype, shape) from a buffer of 64 bytes; -1 inferred exactly; None for bytes."""
+    f4 = np.dtype(np.float32)
+    assert to_read_layout(L, None, None, 64) is None
+    assert to_read_layout(L, np.float32, None, 64) == (f4, (16,))
+    assert to_read_layout(L, "float64", None, 60) == (np.dtype(np.float64), (7,))   # the whole elements
+    assert to_read_layout(L, np.float32, 4, 64) == (f4, (4,))
+    assert to_read_layout(L, np.float32, np.uint16(4), 64) == (f4, (4,))
+    assert to_read_layout(L, np.float32, (-1,), 64) == (f4, (16,))
+    assert to_read_layout(L, np.float32, [4, -1], 64) == (f4, (4, 4))
+    assert to_read_layout(L, np.float32, np.array([2, -1]), 64) == (f4, (2, 8))
+    assert to_read_layout(L, np.int8, (), 64) == (np.dtype(np.int8), ())
+    for dtype, shape, message in (
+            (np.float32, (4, -1), r"shape \[4, -1\] of float32 cannot be inferred: the buffer's 60 bytes are not a "
+                                  r"whole number of 16-byte rows"),
+            (np.float32, "16", r"shape is '16'; it must be an integer or a list of integers"),
+            (np.float32, np.array(3.0), r"shape is 3\.0 \(0-d ndarray of float64\); it must be an integer"),
+            (np.float32, (RaisingIndex(),), r"shape\[0\] is <.*RaisingIndex object.*> \(its __index__ raised "
+                                           r"ValueError: no index\); it must be an integer"),
+            (np.float32, 16, r"shape \[16\] of float32 needs 64 bytes; the buffer holds 60$"),
+            (np.object_, None, r"dtype object holds no numbers"),
+            (None, (2,), r"give a dtype with a shape$")):
+        with pytest.raises(dml.BindingError, match=rf"^{L}: {message}"):
+            to_read_layout(L, dtype, shape, 60)
+
+
+def test_to_write_bytes() -> None:
+    raw, offset = to_write_bytes(L, np.arange(6, dtype=np.int16).reshape(2, 3).T, np.int32(4), 16)
+    assert offset == 4 and raw.tobytes() == bytes([0, 0, 3, 0, 1, 0, 4, 0, 2, 0, 5, 0])   # row-major: 0 3 1 4 2 5
+    raw, offset = to_write_bytes(L, memoryview(b"abcdef")[::2], 0, 4)
+    assert offset == 0 and raw.tobytes() == b"ace"
+    for data, offset, message in (
+            (b"ab", 1.0, r"offset is 1\.0; it must be an integer \(a multiple of 4\)"),
+            (b"ab", False, r"offset is False; it must be an integer"),
+            ("ab", 0, r"data is 'ab'; it must be bytes-like .* or a NumPy array of numbers"),
+            (np.array([b"ab"]), 0, r"data is <1-d ndarray of \|S2, shape \(1,\)>; it must be bytes-like"),
+            (np.zeros(2, [("a", "i4")]), 0, r"data is <1-d ndarray of \[\('a', '<i4'\)\], shape \(2,\)>; it must"),
+            (bytes(8), 12, r"8 bytes at offset 12 do not fit a buffer of 16 bytes \(the offset must be a multiple "
+                           r"of 4\)$")):
+        with pytest.raises(dml.BindingError, match=rf"^{L}: {message}"):
+            to_write_bytes(L, data, offset, 16)
+
+
+def test_error_text() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+    assert error_text(KeyError("a\x1bb")) == "KeyError: 'a\\x1bb'"
+    assert error_text(Unprintable()) == "Unprintable"
+    assert len(error_text(ValueError("x" * 10_000))) <= 100
