@@ -209,8 +209,8 @@ def test_bools() -> None:
 
 def test_enums() -> None:
     R = dml.ReduceFunction
-    assert to_enum(L, F, "sum", R, "DML_REDUCE_FUNCTION_") is R.SUM
-    assert to_enum(L, F, " DML_REDUCE_FUNCTION_MAX ", R, "DML_REDUCE_FUNCTION_") is R.MAX
+    assert to_enum(L, F, "SUM", R, "DML_REDUCE_FUNCTION_") is R.SUM   # exact names only: test_types
+    assert to_enum(L, F, "DML_REDUCE_FUNCTION_MAX", R, "DML_REDUCE_FUNCTION_") is R.MAX
     assert to_enum(L, F, np.int32(10), R, "DML_REDUCE_FUNCTION_") is R.SUM
     level = to_enum(L, F, "5.2", dml.FeatureLevel, "DML_FEATURE_LEVEL_", member_prefix="LEVEL_")
     assert level is dml.FeatureLevel.LEVEL_5_2
@@ -230,7 +230,7 @@ def test_flags() -> None:
     assert to_flags(L, F, 0, E, "DML_EXECUTION_FLAG_") is E.NONE
     assert to_flags(L, F, ["DISABLE_META_COMMANDS", 1], E, "DML_EXECUTION_FLAG_") == 3
     assert to_flags(L, F, (), E, "DML_EXECUTION_FLAG_") == 0
-    assert to_flags(L, F, "dml_execution_flag_descriptors_volatile", E, "DML_EXECUTION_FLAG_") == 4
+    assert to_flags(L, F, "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE", E, "DML_EXECUTION_FLAG_") == 4
     allowed = (r"it must be one of NONE, ALLOW_HALF_PRECISION_COMPUTATION, DISABLE_META_COMMANDS, "
                r"DESCRIPTORS_VOLATILE \(DML_EXECUTION_FLAG_\*\), an integer of those bits \(0x7\), or a list of them$")
     refused(rf"^Op: Field is 8 \(0x8 has bits that are not ExecutionFlags\); {allowed}",
@@ -247,7 +247,7 @@ def test_flags() -> None:
 
 def test_data_types() -> None:
     D = dml.DataType
-    for value, expected in ((D.INT8, D.INT8), ("uint4", D.UINT4), ("DML_TENSOR_DATA_TYPE_FLOAT16", D.FLOAT16),
+    for value, expected in ((D.INT8, D.INT8), ("UINT4", D.UINT4), ("DML_TENSOR_DATA_TYPE_FLOAT16", D.FLOAT16),
                             (1, D.FLOAT32), (np.int64(9), D.FLOAT64), (np.float16, D.FLOAT16), ("f4", D.FLOAT32),
                             (np.dtype("<u2"), D.UINT16), (int, D.INT64), (float, D.FLOAT64)):
         assert to_data_type(L, F, value) is expected

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -134,3 +139,121 @@ def test_operator_types() -> None:
     for name, value in expected.items():
         assert dml.OperatorType[name] == value
     assert dml.OperatorType.parse("DML_OPERATOR_REDUCE").dml_name == "DML_OPERATOR_REDUCE"
+
+
+# -- names are matched exactly, as DML spells them (DxDispatch compares with strcmp) -------------------------------
+
+NEAR_MISSES = [  # (parse, value, the message's pattern after "<label> is ")
+    (dml.AxisDirection.parse, "DECREASING\n", r"'DECREASING\\n' \(names are matched exactly as DML spells them: "
+                                              r"'DECREASING'\); it must be one of INCREASING, DECREASING "
+                                              r"\(DML_AXIS_DIRECTION_\*, or 0 and 1\)$"),
+    (dml.AxisDirection.parse, " DECREASING", r"' DECREASING' \(names are matched exactly as DML spells them: "
+                                             r"'DECREASING'\); it must be one of INCREASING, DECREASING"),
+    (dml.AxisDirection.parse, "DML_AXIS_DIRECTION_DECREASING\t",
+     r"'DML_AXIS_DIRECTION_DECREASING\\t' \(names are matched exactly as DML spells them: "
+     r"'DML_AXIS_DIRECTION_DECREASING'\); it must be one of INCREASING, DECREASING"),
+    (dml.AxisDirection.parse, "decreasing", r"'decreasing' \(names are matched exactly as DML spells them: "
+                                            r"'DECREASING'\); it must be one of INCREASING, DECREASING"),
+    (dml.ReduceFunction.parse, "sum", r"'sum' \(names are matched exactly as DML spells them: 'SUM'\); it must be "
+                                      r"one of ARGMAX, ARGMIN, .*, SUM_SQUARE \(DML_REDUCE_FUNCTION_\*, or 0 to 11\)$"),
+    (dml.ReduceFunction.parse, "\nSUM", r"'\\nSUM' \(names are matched exactly as DML spells them: 'SUM'\)"),
+    (dml.OperatorType.parse, "DML_OPERATOR_REDUCE ", r"'DML_OPERATOR_REDUCE ' \(names are matched exactly as DML "
+                                                     r"spells them: 'DML_OPERATOR_REDUCE'\); it must be one of "),
+    (dml.FeatureLevel.parse, "5_2\n", r"'5_2\\n' \(names are matched exactly as DML spells them: '5_2'\); it must "
+                                      r"be one of 1_0, 2_0, .*, 6_4 \(DML_FEATURE_LEVEL_\*, or their values\)$"),
+    (dml.FeatureLevel.parse, "level_5_2", r"'level_5_2' \(names are matched exactly as DML spells them: "
+                                          r"'LEVEL_5_2'\); it must be one of 1_0"),
+    (dml.DataType.parse, " FLOAT16", r"' FLOAT16' \(names are matched exactly as DML spells them: 'FLOAT16'\); it "
+                                     r"must be a DataType: one of UNKNOWN, FLOAT32, .*, INT4 "
+                                     r"\(DML_TENSOR_DATA_TYPE_\*, or 0 to 13\), or a NumPy dtype that has one$"),
+    (dml.DataType.parse, "dml_tensor_data_type_float16", r"'dml_tensor_data_type_float16' \(names are matched "
+                                                         r"exactly as DML spells them: "
+                                                         r"'DML_TENSOR_DATA_TYPE_FLOAT16'\)"),
+    (dml.TensorFlags.parse, "OWNED_BY_DML\r\n", r"'OWNED_BY_DML\\r\\n' \(names are matched exactly as DML spells "
+                                                r"them: 'OWNED_BY_DML'\); it must be one of NONE, OWNED_BY_DML "
+                                                r"\(DML_TENSOR_FLAG_\*\), an integer of those bits"),
+    (dml.ExecutionFlags.parse, ["NONE", "disable_meta_commands"],
+     r"'disable_meta_commands' \(names are matched exactly as DML spells them: 'DISABLE_META_COMMANDS'\)"),
+]
+
+
+@pytest.mark.parametrize(("parse", "value", "message"), NEAR_MISSES,
+                         ids=[f"{parse.__self__.__name__}-{value!r}" for parse, value, _ in NEAR_MISSES])
+def test_names_with_whitespace_or_another_case_are_refused(parse: Any, value: object, message: str) -> None:
+    """Whitespace around a name and names in another case are refused, as DxDispatch's JSON parsers refuse them
+    (strcmp against DML's spelling); the message shows the value's repr (so the whitespace shows), the name it
+    nearly is and every name allowed."""
+    label = parse.__self__.__name__
+    field = r": \[1\]" if isinstance(value, list) else ""
+    with pytest.raises(dml.ValidationError, match=rf"^{label}{field} is {message}"):
+        parse(value)
+
+
+def test_names_with_whitespace_are_refused_in_descriptors_and_graphs() -> None:
+    """The descriptors' and graph functions' enum fields take the same exact names, naming the operator and field."""
+    x = dml.TensorDesc(dml.DataType.FLOAT32, [2, 3])
+    y = dml.TensorDesc(dml.DataType.UINT32, [2, 1])
+    with pytest.raises(dml.ValidationError, match=r"^DML_OPERATOR_ARGMAX: AxisDirection is 'DECREASING\\n' \(names "
+                                                  r"are matched exactly as DML spells them: 'DECREASING'\); it must "
+                                                  r"be one of INCREASING, DECREASING"):
+        dml.ArgMaxOperatorDesc(x, y, [1], "DECREASING\n")
+    assert dml.ArgMaxOperatorDesc(x, y, [1], "DECREASING").axis_direction is dml.AxisDirection.DECREASING
+    with pytest.raises(dml.ValidationError, match=r"^DML_OPERATOR_REDUCE: Function is ' SUM' \(names are matched "
+                                                  r"exactly as DML spells them: 'SUM'\)"):
+        dml.ReduceOperatorDesc(" SUM", x, dml.TensorDesc(dml.DataType.FLOAT32, [2, 1]), [1])
+    with pytest.raises(dml.ValidationError, match=r"^TensorDesc: DataType is 'FLOAT32 ' \(names are matched exactly"):
+        dml.TensorDesc("FLOAT32 ", [2, 3])
+    with pytest.raises(dml.ValidationError, match=r"^Device: feature_level is '6_4 ' \(names are matched exactly"):
+        dml.Device(feature_level="6_4 ")
+    graph = dml.Graph(dml.Device())
+    z = graph.input([2, 3], "FLOAT32")
+    with pytest.raises(dml.ValidationError, match=r"^DML_OPERATOR_ARGMIN: AxisDirection is 'DML_AXIS_DIRECTION_"
+                                                  r"DECREASING\\t' \(names are matched exactly"):
+        dml.arg_min(z, [1], axis_direction="DML_AXIS_DIRECTION_DECREASING\t")
+    with pytest.raises(dml.ValidationError, match=r"^Graph.input: dtype is 'FLOAT32\\n' \(names are matched exactly"):
+        graph.input([2], "FLOAT32\n")
+
+
+def test_exact_names_still_parse() -> None:
+    """Both of DML's spellings, FeatureLevel's short forms, and NumPy's own dtype names (which NumPy matches
+    exactly too: "float16", "f2")."""
+    assert dml.AxisDirection.parse("DECREASING") is dml.AxisDirection.parse("DML_AXIS_DIRECTION_DECREASING")
+    assert dml.FeatureLevel.parse("LEVEL_5_2") is dml.FeatureLevel.parse("5.2") is dml.FeatureLevel.LEVEL_5_2
+    assert dml.DataType.parse("f2") is dml.DataType.parse("float16") is dml.DataType.FLOAT16
+    assert dml.TensorFlags.parse(["NONE", "DML_TENSOR_FLAG_OWNED_BY_DML"]) is dml.TensorFlags.OWNED_BY_DML
+    with pytest.raises(dml.ValidationError, match=r"^ReduceFunction is 'SUMS'; it must be one of ARGMAX"):
+        dml.ReduceFunction.parse("SUMS")     # no near name: no hint
+
+
+@pytest.mark.parametrize(("field", "value", "shown"), [
+    ("AxisDirection", "DECREASING\n", r"'DECREASING\\n'"),
+    ("AxisDirection", " DECREASING", r"' DECREASING'"),
+    ("AxisDirection", "DML_AXIS_DIRECTION_DECREASING\t", r"'DML_AXIS_DIRECTION_DECREASING\\t'"),
+    ("AxisDirection", "decreasing", r"'decreasing'"),
+    ("InputTensor.DataType", "FLOAT32 ", r"'FLOAT32 '"),
+    ("InputTensor.DataType", "float32", r"'float32'"),   # NumPy's names are not DxDispatch's
+    ("InputTensor.Flags", " NONE", r"' NONE'"),
+])
+def test_json_models_take_exact_names(field: str, value: str, shown: str, tmp_path: Path) -> None:
+    """A DxDispatch model is read as DxDispatch reads it: a name with whitespace around it, or in another case, is
+    refused at its JSON path, with the value's repr and the names allowed."""
+    from opendml.model.reader import Limits, ModelError, read_model
+
+    desc: dict[str, Any] = {"InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 3], "Flags": "NONE"},
+                            "OutputTensor": {"DataType": "UINT32", "Sizes": [1, 1]},
+                            "AxisCount": 1, "Axes": [1], "AxisDirection": "DECREASING"}
+    model = {"resources": {}, "dispatchables": {"argmax": {"type": "DML_OPERATOR_ARGMAX", "desc": desc}},
+             "commands": []}
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    read_model(path, Limits(1 << 20))                        # the exact names are read
+    *parents, key = field.split(".")
+    target = desc
+    for parent in parents:
+        target = target[parent]
+    target[key] = value
+    path.write_text(json.dumps(model))
+    with pytest.raises(ModelError, match=rf"^dispatchables\.argmax\.desc\.{re.escape(field)}: .*{shown} \(names are "
+                                         rf"matched exactly as DML spells them: '{value.strip().upper()}'\); it must "
+                                         rf"be .*one of "):
+        read_model(path, Limits(1 << 20))

@@ -18,9 +18,10 @@ The rulings, alike for every field of a kind:
   Nested lists are never recursed into: an item that is a list is refused as an item.
 - Flags (`to_flags`): a member, its integer value (only the type's bits), its name (short or DML's long one), or a
   flat list of those (OR-ed).
-- Enums (`to_enum`, `to_data_type`): a member, its value, or its name (short or DML's long one, any case); never a
-  member of another enum. A data type may also be a NumPy dtype (or a str or type NumPy reads as one) that has a DML
-  data type.
+- Enums (`to_enum`, `to_data_type`): a member, its value, or its name (short or DML's long one); never a member of
+  another enum. Names are matched exactly as DML spells them, as DxDispatch's parsers match them (strcmp): no other
+  case and no whitespace around them (a message names the near miss). A data type may also be a NumPy dtype (or a
+  str or type NumPy reads as one, as exactly as NumPy reads it) that has a DML data type.
 - Names (`to_name`): a non-empty str of at most MAX_NAME_LENGTH characters that a terminal shows as it is: no lone
   surrogates (not UTF-8), no control characters (C0, DEL, C1), line or paragraph separators, nor bidirectional
   overrides. Names reach messages and printed output, which must not be able to fake or hide text.
@@ -309,11 +310,22 @@ def to_uint_list(label: str, field: str, values: object, *, limit: int = UINT32_
 
 
 def _member_by_name(enum_type: type[EnumT], value: str, prefix: str, member_prefix: str) -> EnumT | None:
-    name = value.strip().upper().replace(".", "_")
-    for start in (prefix, member_prefix):
-        if start and name.startswith(start):
-            name = name[len(start):]
-    return enum_type.__members__.get(member_prefix + name)
+    """The member `value` names exactly: its short name (`SUM`) or DML's (`DML_REDUCE_FUNCTION_SUM`, `prefix` and the
+    short name); with a `member_prefix` (FeatureLevel's "LEVEL_") also without it or with "." for "_" ("5.2")."""
+    name = str.__str__(value).removeprefix(prefix)   # a str subclass's own methods play no part
+    if member_prefix:
+        name = member_prefix + name.removeprefix(member_prefix).replace(".", "_")
+    return enum_type.__members__.get(name)
+
+
+def _near_name(enum_type: type[enum.Enum], value: str, prefix: str, member_prefix: str) -> str:
+    """Why a name that is no member's was refused, where it names one but for its case or the whitespace around it:
+    the name as DML spells it (for the message); else ""."""
+    value = str.__str__(value)
+    near = value.strip().upper()
+    if near == value or len(value) > _TEXT_LIMIT or _member_by_name(enum_type, near, prefix, member_prefix) is None:
+        return ""
+    return f"names are matched exactly as DML spells them: {near!r}"
 
 
 def _allowed_names(enum_type: type[enum.Enum], member_prefix: str = "") -> str:
@@ -344,15 +356,15 @@ def _flags_allowed(flag_type: type[enum.IntFlag], prefix: str) -> tuple[int, str
 def to_enum(label: str, field: str, value: object, enum_type: type[EnumT], prefix: str, *,
             member_prefix: str = "") -> EnumT:
     """A member of an IntEnum from a member, its value or its name: short (`SUM`) or DML's (`DML_REDUCE_FUNCTION_SUM`,
-    with `prefix` "DML_REDUCE_FUNCTION_"), in any case. `member_prefix` is a prefix of every member's name that the
-    short form leaves out (FeatureLevel: "LEVEL_", so that "5_2" and "5.2" name LEVEL_5_2)."""
+    with `prefix` "DML_REDUCE_FUNCTION_"), spelled exactly as DML spells it. `member_prefix` is a prefix of every
+    member's name that the short form leaves out (FeatureLevel: "LEVEL_", so that "5_2" and "5.2" name LEVEL_5_2)."""
     if isinstance(value, enum_type):
         return value
     allowed = _enum_allowed(enum_type, prefix, member_prefix)
     if isinstance(value, str):
         member = _member_by_name(enum_type, value, prefix, member_prefix)
         if member is None:
-            raise _refuse(label, field, value, allowed)
+            raise _refuse(label, field, value, allowed, _near_name(enum_type, value, prefix, member_prefix))
         return member
     if isinstance(value, enum.Enum):   # another enum's member, even an IntEnum's, is a mix-up
         raise _refuse(label, field, value, allowed)
@@ -384,7 +396,7 @@ def _one_flag(label: str, field: str, value: object, flag_type: type[FlagT], pre
     if isinstance(value, str):
         member = _member_by_name(flag_type, value, prefix, "")
         if member is None:
-            raise _refuse(label, field, value, allowed)
+            raise _refuse(label, field, value, allowed, _near_name(flag_type, value, prefix, ""))
         return member
     if isinstance(value, enum.Enum):
         raise _refuse(label, field, value, allowed)
@@ -419,7 +431,8 @@ def to_data_type(label: str, field: str, value: object) -> DataType:
     try:
         dtype = np.dtype(value)
     except Exception:  # NumPy raises TypeError, ValueError, and whatever a hostile type's dtype attribute does
-        raise _refuse(label, field, value, allowed, "neither a DML data type nor a NumPy dtype") from None
+        near = _near_name(DataType, value, "DML_TENSOR_DATA_TYPE_", "") if isinstance(value, str) else ""
+        raise _refuse(label, field, value, allowed, near or "neither a DML data type nor a NumPy dtype") from None
     for data_type, numpy_dtype in _NUMPY.items():
         if numpy_dtype == dtype:
             return data_type
