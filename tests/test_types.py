@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import pickle
 import re
+import subprocess
+import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +261,27 @@ def test_json_models_take_exact_names(field: str, value: str, shown: str, tmp_pa
                                          rf"matched exactly as DML spells them: '{value.strip().upper()}'\); it must "
                                          rf"be .*one of "):
         read_model(path, Limits(1 << 20))
+
+
+# -- the error classes ---------------------------------------------------------------------------------------------
+
+ERRORS = [dml.DmlError, dml.ValidationError, dml.UnsupportedError, dml.BindingError]
+
+
+@pytest.mark.parametrize("error_type", ERRORS, ids=[error_type.__name__ for error_type in ERRORS])
+def test_errors_show_and_pickle_as_opendml_classes(error_type: type[dml.DmlError]) -> None:
+    """The errors are shown as README writes them (`opendml.ValidationError: ...`, not opendml.errors's), and
+    pickle round-trips them (Dask sends a worker's error to the client that way)."""
+    error = error_type("DML_OPERATOR_REDUCE (Function SUM): OutputTensor.Sizes is [3, 3]")
+    name = f"opendml.{error_type.__name__}"
+    assert traceback.format_exception_only(error) == [f"{name}: {error}\n"]
+    assert repr(type(error)) == f"<class '{name}'>"
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is error_type and back.args == error.args
+
+
+def test_a_traceback_names_the_opendml_class() -> None:
+    """What a user sees: the last line of an uncaught error's traceback."""
+    code = "import opendml as dml; dml.ReduceFunction.parse('MEAN')"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stderr.splitlines()[-1].startswith("opendml.ValidationError: ReduceFunction is 'MEAN'; it must be ")
