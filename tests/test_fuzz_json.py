@@ -331,6 +331,9 @@ def fuzz_one(folder: Path, text: str, command: str = "dispatch") -> tuple[int, s
     status, stdout, stderr = run_main(arguments)
     check_answer(status, stdout, stderr, lines=1 if command == "dispatch" else None)
     assert not Path("/tmp/opendml-fuzz-escape.npy").exists()
+    if command == "validate" and status == 2:     # validate's first problem is the one a run stops at
+        dispatched = run_main(["dispatch", *arguments[1:], "--output-path", str(folder / "out")])
+        assert dispatched[::2] == (2, stderr.splitlines(keepends=True)[0]), (dispatched, stderr[:2000])
     return status, stdout, stderr
 
 
@@ -455,8 +458,8 @@ def _argument(folder: Path, argument: str) -> str:
 
 @pytest.mark.parametrize(("command", "option"), OPTIONS)
 def test_fuzz_options(folder: Path, command: str, option: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each hostile argument to the option: exit 0 or 2, one line, no traceback, no hang. (Run in a scratch folder:
-    --output-path's hostile values are relative folders that writeFile creates.)"""
+    """Each hostile argument to the option: exit 0 or 2, one line (validate: one per problem), no traceback, no
+    hang. (Run in a scratch folder: --output-path's hostile values are relative folders that writeFile creates.)"""
     (folder / "scratch").mkdir(exist_ok=True)
     monkeypatch.chdir(folder / "scratch")
     model = folder / "options.json"
@@ -471,7 +474,7 @@ def test_fuzz_options(folder: Path, command: str, option: str, monkeypatch: pyte
             assert int(argument) in (parsed.dispatch_iterations, parsed.warmup_samples)
             continue
         try:
-            check_answer(*run_main(arguments))
+            check_answer(*run_main(arguments), lines=None if command == "validate" else 1)   # validate: every problem
         except AssertionError as error:
             raise AssertionError(f"{command} {option} {argument[:100]!r}: {error}") from None
 

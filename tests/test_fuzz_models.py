@@ -6,8 +6,8 @@ paths, a symbolic link out of the folder, a FIFO and a socket named like data fi
 would hang the run: an alarm fails it instead), a pickled .npy, a .npy whose header declares 40 GB, writeFile targets
 outside the output folder, names holding newlines. Whatever the model, `opendml dispatch` (and `validate`):
 
-- exits 0, or exits 2 with exactly one line on stderr (`error: ...`); never a traceback (an exception escaping
-  `opendml.cli.main` fails the test);
+- exits 0, or exits 2 with exactly one line on stderr (`error: ...`; validate: one per problem, the first being
+  the line dispatch exits with); never a traceback (an exception escaping `opendml.cli.main` fails the test);
 - opens no file outside the model's folder (an audit hook watches every `open`), and writes nothing outside the
   output folder;
 - allocates at most a small multiple of --max-memory (tracemalloc watches NumPy's allocations too);
@@ -300,6 +300,9 @@ def fuzz_one(document: Any, *, command: str = "dispatch", raw: str | None = None
             assert Path(path).is_relative_to(sandbox["out"]), f"created {path} outside --output-path"
         leftovers = [path for path in created if Path(path).name.startswith(".")]
         assert not leftovers, f"temporary files left behind: {leftovers}"
+        if command == "validate" and status == 2:   # validate's first problem is the one a run stops at
+            dispatched = run_cli(["dispatch", *arguments[1:], "--output-path", str(sandbox["out"])])
+            assert dispatched[:3:2] == (2, stderr.splitlines(keepends=True)[0]), (dispatched[:3], stderr[:2000])
         return status, stdout, stderr
 
 

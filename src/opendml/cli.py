@@ -23,7 +23,7 @@ from .convert import UINT32_MAX, UINT64_MAX, describe, printable
 from .device import Device, list_adapters
 from .errors import DmlError
 from .model.fields import fields_of
-from .model.reader import Limits, ModelError, default_max_memory, operator_class, read_model
+from .model.reader import Limits, default_max_memory, operator_class, read_model
 from .model.runner import RunOptions, compile_all, run
 from .ops.base import OperatorDesc
 from .types import FeatureLevel
@@ -175,15 +175,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 device = Device(feature_level=args.feature_level, backend=_backend(args), adapter=args.adapter)
             return _ops(args.operator, args.feature_level, device)
         limits = Limits(max_memory=args.max_memory, allow_outside_paths=args.allow_outside_paths)
-        device = Device(feature_level=args.feature_level, backend=_backend(args), debug=args.debug,
-                        adapter=args.adapter)
+
+        def make_device() -> Device:   # once the model is read: a model refused while parsing starts no adapter
+            return Device(feature_level=args.feature_level, backend=_backend(args), debug=args.debug,
+                          adapter=args.adapter)
+
         if args.command == "validate":
-            return _validate(args.model, device, limits)
+            return _validate(args.model, make_device, limits)
         model = read_model(args.model, limits)
         options = RunOptions(iterations=args.dispatch_iterations, warmup=args.warmup_samples,
                              print_commands=args.print_commands, output_path=args.output_path,
                              allow_outside_paths=args.allow_outside_paths)
-        run(model, device, options, say)
+        run(model, make_device(), options, say)
         return 0
     except DmlError as error:
         say(f"error: {error}", sys.stderr)
@@ -214,10 +217,18 @@ def show_adapters() -> int:
     return 0
 
 
-def _validate(path: Path, device: Device, limits: Limits) -> int:
-    problems: list[ModelError] = []
+def _validate(path: Path, make_device: Callable[[], Device], limits: Limits) -> int:
+    """Every problem of the model, in the order a run meets them (its first is the one `dispatch` reports): those of
+    reading it, then those of creating its operators on the device (made after reading, even when that failed, so
+    that the operators that were read are checked too)."""
+    problems: list[DmlError] = []
     model = read_model(path, limits, collect=problems)
-    compile_all(model, device, collect=problems)
+    try:
+        device = make_device()
+    except DmlError as error:
+        problems.append(error)
+    else:
+        compile_all(model, device, collect=problems)
     for problem in problems:
         say(f"error: {problem}", sys.stderr)
     if problems:

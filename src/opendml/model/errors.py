@@ -12,3 +12,8 @@ class ModelError(DmlError):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
+
+
+class FollowOnError(ModelError):
+    """A problem that follows from one already reported: a command naming a resource or dispatchable that was refused.
+    `opendml validate` leaves it out; a run never meets one (it stops at the first problem)."""

@@ -8,9 +8,11 @@ object may hold are the tables below, which the JSON fuzzer (tests/test_fuzz_jso
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,7 +25,7 @@ from ..ops.base import OperatorDesc
 from ..tensor import TensorDesc
 from ..types import DataType, ExecutionFlags, OperatorType, TensorFlags, parse_enum
 from .document import child_path, load_json
-from .errors import ModelError
+from .errors import FollowOnError, ModelError
 from .fields import Field, Kind, fields_of
 from .files import open_regular_file
 from .values import constant_values, json_bool, json_integer, json_real, json_uint, list_values, sequence_values
@@ -45,6 +47,9 @@ COMMAND_KEYS = {
     "print": frozenset({"type", "resource", "verbose"}),
     "writeFile": frozenset({"type", "resource", "targetPath", "dimensions"}),
 }
+#: DxDispatch's dispatchable types that are not DirectML operators (it compares them in any case): what each runs.
+OTHER_DISPATCHABLE_TYPES = {"hlsl": "an HLSL compute shader", "onnx": "an ONNX model (ONNX Runtime)",
+                            "dmlserializedgraph": "a serialized DirectML graph"}
 #: Data types no resource may have: no NumPy dtype holds their elements.
 UNSUPPORTED_RESOURCE_TYPES = (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
 #: The NumPy dtype (native byte order) of every data type a resource may have, to its data type: what .npy files load.
@@ -57,6 +62,15 @@ class Resource:
     name: str
     data_type: DataType
     data: np.ndarray[Any, np.dtype[np.uint8]]   # the whole buffer, sizeInBytes long
+    #: The bytes the model declares: sizeInBytes, else the offset and the initial values without the buffer's
+    #: rounding up to 4 bytes (what `print` shows, as DxDispatch trims that padding). Default: the whole buffer.
+    declared_bytes: int | None = None
+
+    @property
+    def element_count(self) -> int:
+        """The resource's elements of its data type, as the model declares them (`declared_bytes`)."""
+        size = self.data.size if self.declared_bytes is None else self.declared_bytes
+        return size // self.data_type.element_size
 
 
 @dataclass
@@ -80,6 +94,10 @@ class Model:
     resources: dict[str, Resource] = field(default_factory=dict)
     dispatchables: dict[str, Dispatchable] = field(default_factory=dict)
     commands: list[Command] = field(default_factory=list)
+    #: The names of the resources and dispatchables refused while reading (only when problems are collected, for
+    #: `opendml validate`): what names them fails too, which follows from the error already reported.
+    refused_resources: set[str] = field(default_factory=set)
+    refused_dispatchables: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -98,30 +116,59 @@ def default_max_memory() -> int:
         return 4 << 30
 
 
-def read_model(path: Path, limits: Limits, *, collect: list[ModelError] | None = None) -> Model:
-    """Parses a model file. With `collect`, problems in dispatchables are gathered there and reading goes on
-    (for `opendml validate`); otherwise the first problem raises."""
+def read_model(path: Path, limits: Limits, *, collect: list[DmlError] | None = None) -> Model:
+    """Parses a model file. With `collect`, every problem in a resource, a dispatchable or a command is gathered
+    there in the order a run meets them (so the first is the one a run reports) and reading goes on (for
+    `opendml validate`); what names a refused resource or dispatchable is not checked again (FollowOnError).
+    Otherwise the first problem raises."""
     document = load_json(path)
     _expect(document, dict, "", "the model")
     _no_unknown(document, "", TOP_LEVEL_KEYS)
     model = Model(path=path)
     resources = _require(document, "resources", "", dict)
+    dispatchables = _require(document, "dispatchables", "", dict)
+    commands = _require(document, "commands", "", list)
+    problems = _Problems(collect)
+    # A type opendml does not run (an HLSL shader, an ONNX model) is said first: the rest of such a model (its
+    # resources' types, the dispatchable's fields) is DxDispatch's, for that type.
+    for name, spec in dispatchables.items():
+        with problems.refusing(model.refused_dispatchables, name):
+            _runnable(child_path("dispatchables", name), spec)
     used = 0
     for name, spec in resources.items():
-        resource = read_resource(child_path("resources", name), name, spec, path.parent, limits,
-                                 limits.max_memory - used)
-        used += resource.data.size
-        model.resources[name] = resource
-    for name, spec in _require(document, "dispatchables", "", dict).items():
-        try:
-            model.dispatchables[name] = read_dispatchable(child_path("dispatchables", name), name, spec)
-        except ModelError as error:
-            if collect is None:
-                raise
-            collect.append(error)
-    for index, spec in enumerate(_require(document, "commands", "", list)):
-        model.commands.append(read_command(f"commands[{index}]", spec, model))
+        with problems.refusing(model.refused_resources, name):
+            resource = read_resource(child_path("resources", name), name, spec, path.parent, limits,
+                                     limits.max_memory - used)
+            used += resource.data.size
+            model.resources[name] = resource
+    for name, spec in dispatchables.items():
+        if name not in model.refused_dispatchables:
+            with problems.refusing(model.refused_dispatchables, name):
+                model.dispatchables[name] = read_dispatchable(child_path("dispatchables", name), name, spec)
+    for index, spec in enumerate(commands):
+        with problems.refusing():
+            model.commands.append(read_command(f"commands[{index}]", spec, model))
     return model
+
+
+class _Problems:
+    """Where read_model's problems go: raised (`collect` None), or gathered in `collect` but for follow-on ones."""
+
+    def __init__(self, collect: list[DmlError] | None) -> None:
+        self.collect = collect
+
+    @contextmanager
+    def refusing(self, refused: set[str] | None = None, name: str = "") -> Iterator[None]:
+        """Reads something; a problem is raised or gathered, and its `name` added to `refused`."""
+        try:
+            yield
+        except ModelError as error:
+            if self.collect is None:
+                raise
+            if not isinstance(error, FollowOnError):
+                self.collect.append(error)
+            if refused is not None:
+                refused.add(name)
 
 
 # -- resources -----------------------------------------------------------------------------------------------------
@@ -171,7 +218,7 @@ def read_resource(path: str, name: str, spec: Any, folder: Path, limits: Limits,
     buffer = np.zeros(size, np.uint8)
     if values is not None:
         buffer[offset:offset + data_bytes] = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-    return Resource(name, data_type, buffer)
+    return Resource(name, data_type, buffer, size if "sizeInBytes" in spec else needed)
 
 
 def _values(path: str, spec: Any, data_type: DataType, memory_left: int) -> np.ndarray[Any, Any]:
@@ -281,8 +328,18 @@ def resolve_inside(path: str, name: str, folder: Path, allow_outside: bool, wher
 # -- dispatchables ---------------------------------------------------------------------------------------------------
 
 
+def _runnable(path: str, spec: Any) -> None:
+    """Refuses a dispatchable of a type DxDispatch runs but opendml does not (HLSL, ONNX, serialized graphs)."""
+    type_name = spec.get("type") if isinstance(spec, dict) else None
+    if isinstance(type_name, str) and type_name.lower() in OTHER_DISPATCHABLE_TYPES:
+        what = OTHER_DISPATCHABLE_TYPES[type_name.lower()]
+        raise ModelError(f"{path}.type", f"{describe(type_name)} dispatchables ({what}) are not supported; opendml "
+                         f"runs DirectML operators (a type such as DML_OPERATOR_REDUCE; `opendml ops` lists them)")
+
+
 def read_dispatchable(path: str, name: str, spec: Any) -> Dispatchable:
     _expect(spec, dict, path, "a dispatchable")
+    _runnable(path, spec)
     _no_unknown(spec, path, DISPATCHABLE_KEYS)
     type_name = _require(spec, "type", path, str)
     desc_type = operator_class(type_name, f"{path}.type")
@@ -311,9 +368,26 @@ def operator_class(type_name: str, path: str) -> type[OperatorDesc]:
         operator_type = None
     desc_type = OperatorDesc.registry.get(operator_type) if operator_type is not None else None
     if desc_type is None:
-        implemented = ", ".join(sorted(kind.dml_name for kind in OperatorDesc.registry))
-        raise ModelError(path, f"{describe(type_name)} is not an operator opendml implements ({implemented})")
+        names = sorted(kind.dml_name for kind in OperatorDesc.registry)
+        raise ModelError(path, f"{describe(type_name)} is not an operator opendml implements{_guess(type_name, names)}"
+                         f" (`opendml ops` lists the {len(names)} it does)")
     return desc_type
+
+
+def _guess(name: str, names: list[str]) -> str:
+    """"; did you mean X?" for the operators whose names are closest to `name` (each name compared without its
+    DML_OPERATOR_ prefix, and an activation's without ACTIVATION_ too, as `name` is written), or nothing."""
+    if len(name) > 100:        # no operator's name is that long; difflib's time grows with it
+        return ""
+    aliases: dict[str, str] = {}
+    for full in names:
+        short = full.removeprefix("DML_OPERATOR_")
+        aliases.setdefault(short, full)
+        aliases.setdefault(short.removeprefix("ACTIVATION_"), full)
+    written = name.strip().upper().removeprefix("DML_OPERATOR_")
+    close = difflib.get_close_matches(written, aliases, n=6, cutoff=0.6)
+    found = list(dict.fromkeys(aliases[alias] for alias in close))[:3]
+    return f"; did you mean {' or '.join(found)}?" if found else ""
 
 
 def read_operator_desc(path: str, desc_type: type[OperatorDesc], spec: dict[str, Any]) -> OperatorDesc:
@@ -426,6 +500,8 @@ def read_command(path: str, spec: Any, model: Model) -> Command:
     _no_unknown(spec, path, COMMAND_KEYS[kind])
     if kind == "dispatch":
         name = _require(spec, "dispatchable", path, str)
+        if name in model.refused_dispatchables:
+            raise FollowOnError(f"{path}.dispatchable", f"{describe(name)} was refused")
         if name not in model.dispatchables:
             raise ModelError(f"{path}.dispatchable", f"{describe(name)} is not a dispatchable of this model")
         _expect(spec.get("bindings", {}), dict, f"{path}.bindings", "an object")
@@ -455,6 +531,8 @@ def read_command(path: str, spec: Any, model: Model) -> Command:
 
 def _resource_name(spec: dict[str, Any], path: str, model: Model) -> str:
     name: str = _require(spec, "resource", path, str)
+    if name in model.refused_resources:
+        raise FollowOnError(f"{path}.resource", f"{describe(name)} was refused")
     if name not in model.resources:
         raise ModelError(f"{path}.resource", f"{describe(name)} is not a resource of this model")
     return name

@@ -19,9 +19,10 @@ from ..convert import UINT64_MAX, describe
 from ..device import Binding, CompiledOperator, Device
 from ..errors import DmlError
 from ..graph import has_device_memory
-from ..types import DataType, TensorFlags
+from ..types import TensorFlags
 from .document import child_path
-from .reader import Command, Model, ModelError, located, resolve_inside
+from .errors import FollowOnError
+from .reader import Command, Model, ModelError, Resource, located, resolve_inside
 from .values import json_integer, json_uint
 
 
@@ -47,7 +48,7 @@ def allocate(model: Model, device: Device) -> Memory:
     return {name: device.create_buffer(resource.data) for name, resource in model.resources.items()}
 
 
-def compile_all(model: Model, device: Device, *, collect: list[ModelError] | None = None,
+def compile_all(model: Model, device: Device, *, collect: list[DmlError] | None = None,
                 memory: Memory | None = None) -> dict[str, CompiledOperator]:
     """Creates, compiles and initializes every dispatchable (DxDispatch does this before any command). Initializer
     bindings address `memory` (default: the resources' host arrays)."""
@@ -63,7 +64,8 @@ def compile_all(model: Model, device: Device, *, collect: list[ModelError] | Non
         except ModelError as error:
             if collect is None:
                 raise
-            collect.append(error)
+            if not isinstance(error, FollowOnError):
+                collect.append(error)
         except DmlError as error:
             if collect is None:
                 raise located(f"{path}.desc", error) from None
@@ -104,7 +106,7 @@ def run(model: Model, device: Device, options: RunOptions, write: Callable[[str]
                 _dispatch(command, model, compiled[command.spec["dispatchable"]], options, write)
             elif command.kind == "print":
                 resource = model.resources[command.spec["resource"]]
-                write(f"Resource '{resource.name}': {format_values(resource.data, resource.data_type)}")
+                write(f"Resource '{resource.name}': {format_values(resource.data, resource)}")
             else:
                 _write_file(command, model, options)
         return
@@ -131,7 +133,7 @@ def run(model: Model, device: Device, options: RunOptions, write: Callable[[str]
             resource = model.resources[command.spec["resource"]]
             data = np.frombuffer(memory[resource.name].read(), np.uint8)
             if command.kind == "print":
-                write(f"Resource '{resource.name}': {format_values(data, resource.data_type)}")
+                write(f"Resource '{resource.name}': {format_values(data, resource)}")
             else:
                 _write_file(command, model, options, data)
 
@@ -232,6 +234,8 @@ def resource_binding(path: str, value: Any, model: Model, memory: Memory | None 
         if key not in BINDING_KEYS:
             raise ModelError(child_path(path, key), f"unknown field; expected one of {', '.join(sorted(BINDING_KEYS))}")
     resource = model.resources.get(value["name"])
+    if value["name"] in model.refused_resources:
+        raise FollowOnError(path, f"{describe(value['name'])} was refused")
     if resource is None:
         raise ModelError(f"{path}.name" if len(value) > 1 else path,
                          f"{describe(value['name'])} is not a resource of this model")
@@ -259,11 +263,12 @@ def resource_binding(path: str, value: Any, model: Model, memory: Memory | None 
     return Binding(resource.data if memory is None else memory[resource.name], offset=byte_offset, size=size)
 
 
-def format_values(data: np.ndarray[Any, Any], data_type: DataType) -> str:
-    """A resource as DxDispatch prints it: its whole buffer as a flat list of its data type's values."""
-    dtype = data_type.numpy_dtype
-    values = data[: data.size - data.size % dtype.itemsize].view(dtype)
-    if data_type.is_float:
+def format_values(data: np.ndarray[Any, Any], resource: Resource) -> str:
+    """A resource as DxDispatch prints it: the elements it declares (`Resource.element_count`, without the padding
+    of its buffer to 4 bytes) of its buffer `data`, as a flat list of its data type's values."""
+    dtype = resource.data_type.numpy_dtype
+    values = data[: resource.element_count * dtype.itemsize].view(dtype)
+    if resource.data_type.is_float:
         return ", ".join(f"{float(value):g}" for value in values)
     return ", ".join(str(int(value)) for value in values)
 
@@ -291,12 +296,15 @@ def _write_file(command: Command, model: Model, options: RunOptions,
 
 
 def write_atomically(path: str, target: Path, values: np.ndarray[Any, Any]) -> None:
-    """Writes to a temporary file beside the target, then renames: the target is whole, old or new."""
+    """Writes to a temporary file beside the target, then renames: the target is whole, old or new. The file gets
+    the permissions a newly created file gets (0666 less the umask), not mkstemp's private 0600."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
             with os.fdopen(handle, "wb") as stream:
+                if hasattr(os, "fchmod"):
+                    os.fchmod(handle, 0o666 & ~_umask())
                 if target.suffix.lower() == ".npy":
                     np.save(stream, values, allow_pickle=False)
                 else:
@@ -307,3 +315,10 @@ def write_atomically(path: str, target: Path, values: np.ndarray[Any, Any]) -> N
             raise
     except OSError as error:
         raise ModelError(f"{path}.targetPath", f"cannot write {target}: {error.strerror or error}") from None
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: it is set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -10,7 +10,12 @@ which is submitted when the batch ends.
 
 from __future__ import annotations
 
+import atexit
 import math
+import os
+import shutil
+import sys
+import tempfile
 import threading
 import weakref
 from collections import OrderedDict
@@ -26,8 +31,9 @@ from ...errors import UnsupportedError
 from .. import DeviceMemory, bytes_to_write, host_array
 
 #: What to install when no adapter is found, for messages.
-INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', which brings wgpu) and a Vulkan, Metal or "
-                "D3D12 driver (on Linux without a GPU: Debian's mesa-vulkan-drivers, lavapipe)")
+INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', or pip install -e '.[gpu]' in a checkout of "
+                "opendml; it brings wgpu) and a Vulkan, Metal or D3D12 driver (on Linux without a GPU: Debian's "
+                "mesa-vulkan-drivers, lavapipe)")
 
 #: Features requested when the adapter offers them.
 WANTED_FEATURES = ("shader-int64", "shader-f16", "subgroup", "timestamp-query")
@@ -40,11 +46,25 @@ MAX_GROUPS_PER_DIMENSION = 65535
 
 
 def import_wgpu() -> Any:
+    """The wgpu module, imported once a runtime directory is set (`private_runtime_dir`)."""
+    private_runtime_dir()
     try:
         import wgpu
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise UnsupportedError(f"Device: the gpu backend needs the wgpu package ({error}); {INSTALL_HINT}") from None
     return wgpu
+
+
+def private_runtime_dir() -> None:
+    """Sets XDG_RUNTIME_DIR to a private directory (0700, removed at exit) where it is unset or not an absolute path,
+    on Linux and the BSDs, before wgpu creates its instance: Mesa's Vulkan drivers look for a Wayland display there
+    and, without one, print "error: XDG_RUNTIME_DIR is invalid or not set in the environment." to stderr, once per
+    adapter probed (4-6 lines on a headless machine). The driver's other messages are left alone."""
+    if os.name != "posix" or sys.platform == "darwin" or os.environ.get("XDG_RUNTIME_DIR", "").startswith("/"):
+        return
+    folder = tempfile.mkdtemp(prefix="opendml-runtime-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["XDG_RUNTIME_DIR"] = folder
 
 
 @dataclass(frozen=True)
