@@ -268,7 +268,7 @@ class CompiledOperator:
         key = (desc.data_type, desc.total_tensor_size_in_bytes, desc.guaranteed_base_offset_alignment, writable)
         cached = binding._views.get(key)
         if cached is not None:
-            if cached[4] is not None and _place(caller_memory(self._label, name, binding.buffer)) != cached[4]:
+            if cached[4] is not None and _place(caller_memory(self._label, name, binding.buffer)[0]) != cached[4]:
                 raise BindingError(f"{self._label}: {name} is bound to a {type(binding.buffer).__name__} whose memory "
                                    f"moved or changed size or dtype since it was bound (e.g. a resize); bind it again")
             return cached[:4]
@@ -286,7 +286,7 @@ class CompiledOperator:
                 raise BindingError(f"{label}: {name} is bound to an array of {typed.dtype}; DataType "
                                    f"{desc.data_type.name} needs {desc.data_type.numpy_dtype} (bind untyped bytes, "
                                    f"e.g. a uint8 view, to reinterpret memory)")
-            place = _place((typed, movable)) if movable else None
+            place = _place(typed) if movable else None
             whole = typed.reshape(-1).view(np.uint8)
             if writable and not whole.flags.writeable:
                 raise BindingError(f"{label}: {name} is bound to a read-only buffer; an output buffer must be "
@@ -461,9 +461,8 @@ def caller_memory(label: str, name: str, memory: Any) -> tuple[np.ndarray[Any, A
     return array, not isinstance(memory, _PINNED)
 
 
-def _place(memory: tuple[np.ndarray[Any, Any], bool]) -> tuple[int, int, Any]:
+def _place(array: np.ndarray[Any, Any]) -> tuple[int, int, Any]:
     """Where a caller's memory lies: (address, size in bytes, dtype and writability), compared at every dispatch."""
-    array = memory[0]
     return array.__array_interface__["data"][0], array.nbytes, (array.dtype, array.flags.writeable)
 
 
