@@ -326,3 +326,12 @@ def test_buffer_write_refusals(backend: str) -> None:
         with pytest.raises(dml.BindingError, match="^" + re.escape(label) + ": " + message + "$"):
             buffer.write(*arguments)
     assert np.array_equal(buffer.read(np.int32), [0, 1, 2, 3])   # no refused write wrote anything
+
+
+def test_a_foreign_type_name_is_shown_escaped(backend: str) -> None:
+    """A class may be named anything; messages show its name as a terminal would print it literally."""
+    evil = type("\x1b[2Jevil", (), {})
+    with pytest.raises(dml.BindingError, match=r"^" + PREFIX + r"InputTensor is bound to a \\x1b\[2Jevil, which is "
+                                               r"not a contiguous buffer \(it has neither the buffer protocol nor "
+                                               r"__dlpack__\)$"):
+        relu().execute([dml.Binding(evil())], [dml.Binding(bytearray(16))])

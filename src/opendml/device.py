@@ -16,6 +16,7 @@ from .convert import (
     UINT64_MAX,
     describe,
     error_text,
+    printable,
     to_bool,
     to_data_type,
     to_enum,
@@ -269,7 +270,7 @@ class CompiledOperator:
         cached = binding._views.get(key)
         if cached is not None:
             if cached[4] is not None and _place(caller_memory(self._label, name, binding.buffer)[0]) != cached[4]:
-                raise BindingError(f"{self._label}: {name} is bound to a {type(binding.buffer).__name__} whose memory "
+                raise BindingError(f"{self._label}: {name} is bound to a {_kind(binding.buffer)} whose memory "
                                    f"moved or changed size or dtype since it was bound (e.g. a resize); bind it again")
             return cached[:4]
         label = self._label
@@ -446,7 +447,7 @@ def caller_memory(label: str, name: str, memory: Any) -> tuple[np.ndarray[Any, A
     BindingError for anything else, whatever the object's protocols raise."""
     array = memory if isinstance(memory, np.ndarray) else _buffer_array(memory, raw=True)
     if array is None:
-        kind = type(memory).__name__
+        kind = _kind(memory)
         if _attribute(label, name, memory, "__dlpack__") is None:
             raise BindingError(f"{label}: {name} is bound to a {kind}, which is not a contiguous buffer (it has "
                                f"neither the buffer protocol nor __dlpack__)")
@@ -456,9 +457,14 @@ def caller_memory(label: str, name: str, memory: Any) -> tuple[np.ndarray[Any, A
             raise BindingError(f"{label}: {name} is bound to a {kind} whose __dlpack__ could not be bound "
                                f"({error_text(error)})") from None
     if not array.flags.c_contiguous:
-        raise BindingError(f"{label}: {name} is bound to a {type(memory).__name__}, which is not a contiguous buffer "
+        raise BindingError(f"{label}: {name} is bound to a {_kind(memory)}, which is not a contiguous buffer "
                            f"(strides {list(array.strides)}); bind contiguous memory")
     return array, not isinstance(memory, _PINNED)
+
+
+def _kind(value: Any) -> str:
+    """The type name of a caller's object for a message, as a terminal shows it (a class may be named anything)."""
+    return printable(type(value).__name__)
 
 
 def _place(array: np.ndarray[Any, Any]) -> tuple[int, int, Any]:
