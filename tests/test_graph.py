@@ -930,14 +930,14 @@ def test_feature_level_checked_when_built(level: str, build: Callable[[dml.Graph
 @pytest.mark.parametrize(("build", "message"), [
     (lambda g: dml.reduce(g.input([3], "FLOAT32"), "SUMM"),
      r"^DML_OPERATOR_REDUCE: Function is 'SUMM'; it must be one of ARGMAX, .*"),
-    (lambda g: dml.reduce(g.input([3], "FLOAT32"), "SUM", [-1]),
-     r"^DML_OPERATOR_REDUCE: Axes\[0\] is -1; it must be an integer in \[0, 2\^32\)$"),
+    (lambda g: dml.reduce(g.input([3], "FLOAT32"), "SUM", [1.0]),
+     r"^DML_OPERATOR_REDUCE: Axes\[0\] is 1.0; it must be an integer in \[0, 2\^32\)$"),
     (lambda g: dml.reduce(g.input([3], "FLOAT32"), "SUM", output_dtype="FLOAT8"),
      r"^dml.reduce: output_dtype is 'FLOAT8' \(neither a DML data type nor a NumPy dtype\); it must be a DataType"),
     (lambda g: dml.split(g.input([6], "FLOAT32"), 0, [3, -3]),
      r"^DML_OPERATOR_SPLIT: sizes\[1\] is -3; it must be an integer in \[0, 2\^32\)$"),
-    (lambda g: dml.split(g.input([6], "FLOAT32"), -1, [6]),
-     r"^DML_OPERATOR_SPLIT: Axis is -1; it must be an integer in \[0, 2\^32\)$"),
+    (lambda g: dml.split(g.input([6], "FLOAT32"), True, [6]),
+     r"^DML_OPERATOR_SPLIT: Axis is True; it must be an integer in \[0, 2\^32\)$"),
     (lambda g: dml.one_hot(g.input([3, 1], "UINT32"), g.input([1, 2], "FLOAT32"), 2.5, 1),
      r"^DML_OPERATOR_ONE_HOT: output_length \(OutputTensor.Sizes\[Axis\]\) is 2.5; it must be an integer"),
     (lambda g: dml.gather_nd(g.input([2, 2], "FLOAT32"), g.input([2, 1], "UINT32"), 2, 2, -1),
@@ -972,6 +972,90 @@ def test_feature_level_checked_when_built(level: str, build: Callable[[dml.Graph
 def test_bad_arguments(build: Callable[[dml.Graph], object], message: str) -> None:
     with pytest.raises(dml.ValidationError, match=message):
         build(graph())
+
+
+# -- negative axes ------------------------------------------------------------------------------------------------
+
+def _off_on(x: dml.Expression) -> dml.Expression:
+    return x.graph.constant(np.array([[[0, 1]]], np.float32))
+
+
+# (build with Python's negative axes, build with DML's axes), on inputs of rank 3 ([2, 3, 4]) unless said otherwise.
+NEGATIVE_AXES: dict[str, tuple[Callable[[dml.Expression], Any], Callable[[dml.Expression], Any]]] = {
+    "reduce": (lambda x: dml.reduce(x, "SUM", axes=[-1, 0]), lambda x: dml.reduce(x, "SUM", axes=[2, 0])),
+    "reduce -3": (lambda x: dml.reduce(x, "MAX", [-3]), lambda x: dml.reduce(x, "MAX", [0])),
+    "arg_max": (lambda x: dml.arg_max(x, [-2]), lambda x: dml.arg_max(x, [1])),
+    "arg_min": (lambda x: dml.arg_min(x, axes=[-1, -2], axis_direction="DECREASING"),
+                lambda x: dml.arg_min(x, axes=[2, 1], axis_direction="DECREASING")),
+    "split": (lambda x: dml.split(x, -1, [1, 3]), lambda x: dml.split(x, 2, [1, 3])),
+    "join": (lambda x: dml.join([x, x], axis=-2), lambda x: dml.join([x, x], axis=1)),
+    "one_hot": (lambda x: dml.one_hot(dml.reduce(x, "ARGMAX", [-1]), _off_on(x), 5, axis=-1),
+                lambda x: dml.one_hot(dml.reduce(x, "ARGMAX", [2]), _off_on(x), 5, axis=2)),
+    "mean_variance_normalization": (lambda x: dml.mean_variance_normalization(x, axes=[-1, -3]),
+                                    lambda x: dml.mean_variance_normalization(x, axes=[2, 0])),
+}
+
+
+def _descs(built: Any) -> list[dml.OperatorDesc | None]:
+    return [part.operator_desc for part in (built if isinstance(built, list) else [built])]
+
+
+@pytest.mark.parametrize("case", NEGATIVE_AXES)
+def test_negative_axes_count_from_the_end(case: str) -> None:
+    """The graph functions take Python's negative axes (-1: the last) and build DML's descriptor with the axis
+    counted from the start, the same descriptor as the positive axis builds."""
+    negative, positive = NEGATIVE_AXES[case]
+    g = graph()
+    x = g.input([2, 3, 4], "FLOAT32", name="x")
+    assert _descs(negative(x)) == _descs(positive(x))
+
+
+def test_negative_axes_compute_what_they_name() -> None:
+    g = graph()
+    x = g.input([2, 3], "FLOAT32", name="x")
+    rows = dml.reduce(x, "SUM", axes=[-1])
+    left, right = dml.split(x, -1, [1, 2])
+    data = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    outputs = g.compile([rows, left, right, dml.join([right, left], -1)])({"x": data})
+    expected = [[[6], [15]], [[1], [4]], [[2, 3], [5, 6]], [[2, 3, 1], [5, 6, 4]]]   # worked out by hand
+    assert [output.tolist() for output in outputs] == expected
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda x: dml.reduce(x, "SUM", [0, -3]),
+     r"^dml.reduce: axes\[1\] is -3; it must be an integer in \[-2, 1\] \(x has 2 dimensions; a negative axis "
+     r"counts from the end\)$"),
+    (lambda x: dml.arg_max(x, [-5]), r"^dml.arg_max: axes\[0\] is -5; it must be an integer in \[-2, 1\] \(x has 2 "),
+    (lambda x: dml.arg_min(x, np.array([-3])), r"^dml.arg_min: axes\[0\] is -3; it must be an integer in \[-2, 1\]"),
+    (lambda x: dml.split(x, -3, [3]), r"^dml.split: axis is -3; it must be an integer in \[-2, 1\] \(x has 2 "
+                                      r"dimensions; a negative axis counts from the end\)$"),
+    (lambda x: dml.join([x], np.int8(-3)), r"^dml.join: axis is -3; it must be an integer in \[-2, 1\] "
+                                           r"\(inputs\[0\] has 2 dimensions; a negative axis counts from the end\)$"),
+    (lambda x: dml.one_hot(x, x.graph.constant(np.array([0, 1], np.float32)), 4, -2**40),
+     r"^dml.one_hot: axis is -1099511627776; it must be an integer in \[-2, 1\] \(indices has 2 dimensions; "),
+    (lambda x: dml.mean_variance_normalization(x, axes=[-1, -9]),
+     r"^dml.mean_variance_normalization: axes\[1\] is -9; it must be an integer in \[-2, 1\] \(x has 2 "),
+    (lambda x: dml.reduce(x, "SUM", [1, -1]),
+     r"^dml.reduce: axes \[1, -1\] name axis 1 twice \(axes\[1\] is -1, which counts from the end of x's 2 "
+     r"dimensions\); each axis may appear once$"),
+    (lambda x: dml.arg_max(x, (-2, 0)),
+     r"^dml.arg_max: axes \(-2, 0\) name axis 0 twice \(axes\[0\] is -2, which counts from the end of x's 2 "),
+    (lambda x: dml.mean_variance_normalization(x, axes=[-1, -1]),
+     r"^dml.mean_variance_normalization: axes \[-1, -1\] name axis 1 twice \(axes\[0\] is -1, which counts"),
+])
+def test_negative_axes_out_of_range_or_repeated(build: Callable[[dml.Expression], object], message: str) -> None:
+    """A negative axis below -rank, and one that names an axis named already, are refused naming the function, the
+    parameter, the value and the range allowed. (Other wrong axes get the descriptor's own message, as before.)"""
+    x = graph().input([3, 3], "FLOAT32", name="x")
+    with pytest.raises(dml.ValidationError, match=message):
+        build(x)
+
+
+def test_descriptors_keep_dmls_unsigned_axes() -> None:
+    """Negative axes are the graph API's; the descriptors take DML's UINT axes, as DirectML does."""
+    with pytest.raises(dml.ValidationError, match=r"^DML_OPERATOR_REDUCE: Axes\[0\] is -1; it must be an integer in "
+                                                  r"\[0, 2\^32\)$"):
+        dml.ReduceOperatorDesc("SUM", T(F32, [3]), T(F32, [1]), [-1])
 
 
 # -- bad graphs ---------------------------------------------------------------------------------------------------

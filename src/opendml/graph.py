@@ -5,6 +5,8 @@ DirectMLX users write `dml::Reduce(x, DML_REDUCE_FUNCTION_SUM, {0})`, never a st
 function infers its output tensors (DIGEST 5.1), builds the descriptor and checks it at once through the device's
 `create_operator`, so a mistake raises at the line that made it, with the messages `create_operator` gives.
 `Graph.compile` checks the graph as DML_GRAPH_DESC would, orders it, compiles every node and plans every buffer once.
+Axes may be negative, as in NumPy (-1: the last): a function counts them from the end of its tensor's dimensions
+and builds DML's descriptor, whose axes are UINTs as in DirectML.
 
     >>> import numpy as np, opendml as dml
     >>> g = dml.Graph(dml.Device())
@@ -292,6 +294,37 @@ def _as_index(value: object, limit: int) -> int | None:
         return None
 
 
+def _dml_axis(function: str, parameter: str, value: object, rank: int, tensor: str) -> Any:
+    """A graph function's axis as DML's: a negative integer counts from the end, as in NumPy (-1 is axis rank - 1);
+    one below -rank is refused here. Anything else is returned as given, for the descriptor to check with DML's rule
+    and message (its axes are UINTs: negative axes are the graph API's)."""
+    try:
+        number = to_int("", "", value, low=-(1 << 63), high=-1)
+    except ValidationError:
+        return value                              # not a negative integer: the descriptor's to check
+    if number < -rank:
+        raise ValidationError(f"{function}: {parameter} is {number}; it must be an integer in [{-rank}, {rank - 1}] "
+                              f"({tensor} has {rank} dimensions; a negative axis counts from the end)")
+    return number + rank
+
+
+def _dml_axes(function: str, operator: str, axes: object, rank: int, tensor: str) -> tuple[int, ...]:
+    """A graph function's `axes` as DML's Axes (each through _dml_axis). An axis named twice because one of its
+    names counts from the end (`[1, -1]` of 2 dimensions) is refused here; other repeats are the descriptor's."""
+    items = to_sequence(operator, "Axes", axes, what="a list of integers")
+    converted = [_dml_axis(function, f"axes[{index}]", item, rank, tensor) for index, item in enumerate(items)]
+    # _dml_axis returns the very item unless it counted it from the end
+    from_end = [index for index, (item, axis) in enumerate(zip(items, converted, strict=True)) if item is not axis]
+    for index in from_end:
+        axis = converted[index]
+        twice = [other for other, item in enumerate(converted) if other != index and item == axis]
+        if twice:
+            raise ValidationError(f"{function}: axes {describe(axes)} name axis {axis} twice (axes[{index}] is "
+                                  f"{items[index]}, which counts from the end of {tensor}'s {rank} dimensions); each "
+                                  f"axis may appear once")
+    return to_uint_list(operator, "Axes", converted)
+
+
 def _packed(data_type: DataType, sizes: Iterable[int]) -> TensorDesc:
     """An operator output as DirectMLX's default tensor policy makes it: packed, DMLCalcBufferTensorSize bytes."""
     return TensorDesc(data_type, tuple(sizes))
@@ -341,8 +374,9 @@ def _gather_nd_sizes(input_sizes: tuple[int, ...], indices_sizes: tuple[int, ...
 
 def reduce(x: Expression, function: ReduceFunction | str, axes: Sequence[int] | None = None, *,
            output_dtype: object = None) -> Expression:
-    """dml::Reduce -> DML_OPERATOR_REDUCE. No axes (None or []) = every axis. Output sizes: the input's with 1 on
-    every reduced axis; data type: the input's, except ARGMAX/ARGMIN which default to UINT32.
+    """dml::Reduce -> DML_OPERATOR_REDUCE. No axes (None or []) = every axis; a negative axis counts from the end
+    (-1: the last). Output sizes: the input's with 1 on every reduced axis; data type: the input's, except
+    ARGMAX/ARGMIN which default to UINT32.
 
     >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
     >>> reduce(x, "SUM", axes=[1]).sizes, reduce(x, "MAX").sizes
@@ -352,7 +386,8 @@ def reduce(x: Expression, function: ReduceFunction | str, axes: Sequence[int] | 
     operator = "DML_OPERATOR_REDUCE"
     function = to_enum(operator, "Function", function, ReduceFunction, "DML_REDUCE_FUNCTION_")
     everything = tuple(range(x.desc.dimension_count))
-    axis_tuple = everything if axes is None else to_uint_list(operator, "Axes", axes) or everything
+    axis_tuple = everything if axes is None else _dml_axes("dml.reduce", operator, axes, len(everything), "x") or \
+        everything
     if output_dtype is not None:
         data_type = to_data_type("dml.reduce", "output_dtype", output_dtype)
     elif function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
@@ -366,22 +401,24 @@ def reduce(x: Expression, function: ReduceFunction | str, axes: Sequence[int] | 
 
 def split(x: Expression, axis: int, sizes: Sequence[int]) -> list[Expression]:
     """dml::Split -> DML_OPERATOR_SPLIT: one output per entry of `sizes`, each the input's sizes with [axis]
-    replaced by that entry (they must add up to the input's size along axis).
+    replaced by that entry (they must add up to the input's size along axis; a negative axis counts from the end).
 
     >>> g = Graph(Device()); x = g.input([4, 6], "FLOAT32")
     >>> [part.sizes for part in split(x, 1, [2, 4])]
     [(4, 2), (4, 4)]
     """
     graph = _graph_of("dml.split", x=x)
+    dml_axis = _dml_axis("dml.split", "axis", axis, len(x.sizes), "x")
     parts = to_uint_list("DML_OPERATOR_SPLIT", "sizes", sizes)
-    outputs = [_packed(x.dtype, _split_sizes(x.sizes, axis, part)) for part in parts]
-    desc = SplitOperatorDesc(x.desc, tuple(outputs), axis)
+    outputs = [_packed(x.dtype, _split_sizes(x.sizes, dml_axis, part)) for part in parts]
+    desc = SplitOperatorDesc(x.desc, tuple(outputs), dml_axis)
     return graph._add_operator(desc, [x])
 
 
 def join(inputs: Sequence[Expression], axis: int) -> Expression:
-    """dml::Join -> DML_OPERATOR_JOIN: the inputs concatenated along `axis` (SPLIT's inverse). Output sizes: the
-    first input's with [axis] the sum of the inputs' [axis]; data type: the first input's.
+    """dml::Join -> DML_OPERATOR_JOIN: the inputs concatenated along `axis` (SPLIT's inverse; a negative axis counts
+    from the end). Output sizes: the first input's with [axis] the sum of the inputs' [axis]; data type: the first
+    input's.
 
     >>> g = Graph(Device()); a = g.input([4, 2], "FLOAT32"); b = g.input([4, 3], "FLOAT32")
     >>> join([a, b], axis=1).sizes
@@ -394,10 +431,11 @@ def join(inputs: Sequence[Expression], axis: int) -> Expression:
         raise ValidationError(f"{label}: inputs is []; it must be {allowed}")
     graph = _graph_of(label, (), **{f"inputs[{index}]": item for index, item in enumerate(inputs)})
     first = inputs[0]
-    dim = _as_index(axis, len(first.sizes))
+    dml_axis = _dml_axis(label, "axis", axis, len(first.sizes), "inputs[0]")
+    dim = _as_index(dml_axis, len(first.sizes))
     total = sum(item.sizes[dim] if dim is not None and len(item.sizes) > dim else 0 for item in inputs)
     sizes = first.sizes if dim is None else _split_sizes(first.sizes, dim, total)
-    desc = JoinOperatorDesc(tuple(item.desc for item in inputs), _packed(first.dtype, sizes), axis)
+    desc = JoinOperatorDesc(tuple(item.desc for item in inputs), _packed(first.dtype, sizes), dml_axis)
     return graph._add_operator(desc, list(inputs))[0]
 
 
@@ -407,7 +445,7 @@ def _arg_extreme(cls: type[ArgMinOperatorDesc | ArgMaxOperatorDesc], label: str,
     graph = _graph_of(label, x=x)
     everything = tuple(range(x.desc.dimension_count))
     operator = cls.OPERATOR_TYPE.dml_name
-    axis_tuple = everything if axes is None else to_uint_list(operator, "Axes", axes) or everything
+    axis_tuple = everything if axes is None else _dml_axes(label, operator, axes, len(everything), "x") or everything
     direction = to_enum(operator, "AxisDirection", axis_direction, AxisDirection, "DML_AXIS_DIRECTION_")
     output = _packed(to_data_type(label, "output_dtype", output_dtype), _reduced_sizes(x.sizes, axis_tuple))
     desc = cls(x.desc, output, axis_tuple, direction)
@@ -418,8 +456,9 @@ def arg_max(x: Expression, axes: Sequence[int] | None = None, *,
             axis_direction: AxisDirection | str = AxisDirection.INCREASING, output_dtype: object = "UINT32"
             ) -> Expression:
     """DML_OPERATOR_ARGMAX: the index of the largest element of each reduced block (the first on ties, or the
-    last with axis_direction="DECREASING"). No axes (None or []) = every axis. Output sizes: the input's with 1 on
-    every reduced axis; data type UINT32 unless `output_dtype` says otherwise (INT32, INT64, UINT64).
+    last with axis_direction="DECREASING"). No axes (None or []) = every axis; a negative axis counts from the end.
+    Output sizes: the input's with 1 on every reduced axis; data type UINT32 unless `output_dtype` says otherwise
+    (INT32, INT64, UINT64).
 
     >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
     >>> arg_max(x, [2], axis_direction="DECREASING").sizes
@@ -436,8 +475,8 @@ def arg_min(x: Expression, axes: Sequence[int] | None = None, *,
 
 
 def one_hot(indices: Expression, values: Expression, output_length: int, axis: int) -> Expression:
-    """dml::OneHot -> DML_OPERATOR_ONE_HOT. Output sizes: the indices' with [axis] = output_length; data type: the
-    values'. `values` holds OffValue at element 0 and OnValue next to it.
+    """dml::OneHot -> DML_OPERATOR_ONE_HOT. Output sizes: the indices' with [axis] = output_length (a negative axis
+    counts from the end); data type: the values'. `values` holds OffValue at element 0 and OnValue next to it.
 
     >>> g = Graph(Device()); i = g.input([3, 1], "UINT32"); off_on = g.constant(np.array([[0, 1]], np.float32))
     >>> one_hot(i, off_on, 4, axis=1).sizes
@@ -445,8 +484,9 @@ def one_hot(indices: Expression, values: Expression, output_length: int, axis: i
     """
     graph = _graph_of("dml.one_hot", indices=indices, values=values)
     length = to_uint("DML_OPERATOR_ONE_HOT", "output_length (OutputTensor.Sizes[Axis])", output_length)
-    output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, axis))
-    desc = OneHotOperatorDesc(indices.desc, values.desc, output, axis)
+    dml_axis = _dml_axis("dml.one_hot", "axis", axis, len(indices.sizes), "indices")
+    output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, dml_axis))
+    desc = OneHotOperatorDesc(indices.desc, values.desc, output, dml_axis)
     return graph._add_operator(desc, [indices, values])[0]
 
 
@@ -457,7 +497,8 @@ def mean_variance_normalization(x: Expression, scale: Expression | None = None, 
                                 ) -> Expression:
     """dml::MeanVarianceNormalization. With `axes`: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION1 (DirectMLX's form);
     with `cross_channel` instead: DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION (version 0, 4-D tensors: over
-    {Height, Width}, or {Channel, Height, Width} when cross_channel is True). Give exactly one of the two.
+    {Height, Width}, or {Channel, Height, Width} when cross_channel is True). Give exactly one of the two; a
+    negative axis counts from the end.
     Output: the input's sizes and data type. Scale and Bias are optional expressions of the input's rank (each
     size the input's or 1).
 
@@ -482,9 +523,10 @@ def mean_variance_normalization(x: Expression, scale: Expression | None = None, 
         desc = MeanVarianceNormalizationOperatorDesc(x.desc, scale_desc, bias_desc, output, cross_channel,
                                                      normalize_variance, epsilon, activation)
     else:
+        operator = MeanVarianceNormalization1OperatorDesc.OPERATOR_TYPE.dml_name
         desc = MeanVarianceNormalization1OperatorDesc(x.desc, scale_desc, bias_desc, output,
-                                                      cast("tuple[int, ...]", axes), normalize_variance, epsilon,
-                                                      activation)
+                                                      _dml_axes(label, operator, axes, len(x.sizes), "x"),
+                                                      normalize_variance, epsilon, activation)
     return graph._add_operator(desc, [x, scale, bias])[0]
 
 
