@@ -427,8 +427,9 @@ def reference_gather_nd1_vectorized(x: np.ndarray, indices: np.ndarray, input_di
 # Conventions the project rules on (DECISIONS 17, 19 and the kernel's documented behaviour):
 # - population variance (divide by N); Epsilon inside the square root; absent Scale = 1, absent Bias = 0;
 # - Epsilon and the activation parameters are FLOAT: the caller passes them rounded to float32;
-# - every activation maps NaN to NaN, and gives its limit at +-infinity where the formula would compute inf * 0
-#   or inf / inf (GELU(-inf) = 0, SOFTSIGN(+-inf) = +-1, TANH(+-inf) = +-1).
+# - every activation maps NaN to NaN but THRESHOLDED_RELU and SHRINK, whose formulas (comparisons, false for NaN)
+#   give 0; each gives its limit at +-infinity where the formula would compute inf * 0 or inf / inf
+#   (GELU(-inf) = -0, SOFTSIGN(+-inf) = +-1, TANH(+-inf) = +-1).
 
 
 #: The 17 activations, by DML name without the DML_OPERATOR_ACTIVATION_ prefix, with their parameter names.
@@ -476,7 +477,11 @@ def _expm1(v: float) -> float:
 
 def _gelu(x: float) -> float:
     if x == -math.inf:
-        return 0.0
+        return -0.0
+    if 0 < abs(x) < 1e-30:
+        # x / 2 + x^2 / sqrt(2 pi) + ...: just above x / 2, which float64 cannot tell from x / 2 (for the smallest
+        # FLOAT32 subnormal, x / 2 would be a tie that rounds to 0 where GELU(x) rounds to x).
+        return math.nextafter(0.5 * x, math.inf)
     # 0.5 * x * (1 + erf(x / sqrt 2)) == 0.5 * x * erfc(-x / sqrt 2); erfc keeps the negative tail accurate.
     return 0.5 * x * math.erfc(-x / math.sqrt(2.0))
 
@@ -536,8 +541,9 @@ def apply_activation(name: str | None, parameters: Sequence[float], values: np.n
     function = _scalar_activation(name, [float(v) for v in parameters])
     out = np.empty_like(values)
     flat_in, flat_out = values.reshape(-1), out.reshape(-1)
+    nan_gives_nan = name not in ("THRESHOLDED_RELU", "SHRINK")
     for index, value in enumerate(flat_in.tolist()):
-        flat_out[index] = math.nan if math.isnan(value) else function(value)
+        flat_out[index] = math.nan if math.isnan(value) and nan_gives_nan else function(value)
     return out
 
 

@@ -159,6 +159,58 @@ def test_every_activation_has_a_golden() -> None:
     assert {name for name, _, _ in GOLDENS} == set(NAMES)
 
 
+# Tails, signs of zero and NaN, worked out by hand; each expected value is exact and compared bit for bit once
+# rounded to the tensor's type.
+EDGE_GOLDENS: list[tuple[str, tuple[float, ...], list[float], list[float]]] = [
+    # x Phi(x): -20 Phi(-20) = -5.5e-88, -100 Phi(-100) = -3.7e-2174, ... all round to -0; GELU(-inf) is -0 (its
+    # limit from below); 20 Phi(20) = 20 (1 - 2.8e-89) rounds to 20.
+    ("GELU", (), [-20.0, -100.0, -65504.0, -math.inf, 20.0, math.inf], [-0.0, -0.0, -0.0, -0.0, 20.0, math.inf]),
+    # -14 Phi(-14) = -phi(14) (1 - 1/14^2 + 3/14^4 - ...) (Mills' ratio), phi(14) = e^-98 / sqrt(2 pi) =
+    # 2.7488e-43 / 2.5066 = 1.0966e-43: -1.0911e-43 = -77.86 FLOAT32 subnormal units (2^-149): -78 * 2^-149, a
+    # subnormal (FLOAT16: -0)
+    ("GELU", (), [-14.0], [-78 * 2.0**-149]),
+    # "x if x > Alpha else 0": NaN > Alpha is false, so 0 (Alpha 1 and Alpha -1)
+    ("THRESHOLDED_RELU", (), [math.nan, -math.nan], [0.0, 0.0]),
+    ("THRESHOLDED_RELU", (-1.0,), [math.nan], [0.0]),
+    # x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0: neither comparison holds for NaN
+    ("SHRINK", (), [math.nan, -math.nan], [0.0, 0.0]),
+    ("SHRINK", (0.25, 1.0), [math.nan], [0.0]),
+    # e^-100 / (1 + e^-100) = 3.720076e-44 = 26.55 * 2^-149: 27 * 2^-149 in FLOAT32, 0 in FLOAT16;
+    # e^-88.75 / (1 + e^-88.75) = 2.859991e-39 = 2040958.08 * 2^-149 (a subnormal): 2040958 * 2^-149
+    ("SIGMOID", (), [-100.0, -88.75], [27 * 2.0**-149, 2040958 * 2.0**-149]),
+    # ln(1 + e^(-2 * 60)) / -2 = -e^-120 / 2 = -3.8e-53: -0 (the result is negative)
+    ("SOFTPLUS", (-2.0,), [60.0, -60.0], [-0.0, -60.0]),
+    # tanh(-0) = -0; tanh(-+2^-150) = -+2^-150 (1 - 2^-300 / 3) rounds to -+0 (a tie would go to even, too)
+    ("TANH", (), [-0.0, 0.0], [-0.0, 0.0]),
+    ("SCALED_TANH", (1.0, 0.5), [-0.0, -(2.0**-149), 2.0**-149], [-0.0, -0.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize(("name", "parameters", "x", "expected"), EDGE_GOLDENS,
+                         ids=[f"{case[0]}-{index}" for index, case in enumerate(EDGE_GOLDENS)])
+@pytest.mark.parametrize("data_type", [F32, F16], ids=["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("fused", [False, True], ids=["standalone", "fused"])
+def test_edge_golden(name: str, parameters: tuple[float, ...], x: list[float], expected: list[float],
+                     data_type: dml.DataType, fused: bool, backend: str) -> None:
+    dtype = data_type.numpy_dtype
+    if fused:   # 0 + Bias is +0 for a Bias of -0 (in the tensor's type): those cases are the standalone's only
+        pairs = [(v, e) for v, e in zip(x, expected, strict=True)
+                 if not np.signbit(dtype.type(v)) or dtype.type(v) != 0]
+        x, expected = [v for v, _ in pairs], [e for _, e in pairs]
+    values = np.array(x, np.float64).astype(dtype)
+    if fused:   # MVN1 with a zero input: Output = activation(0 + Bias)
+        tensor = T(data_type, [1, len(x)])
+        desc = dml.MeanVarianceNormalization1OperatorDesc(tensor, None, tensor, tensor, [1], False, 0.0,
+                                                          CLASSES[name](*parameters))
+        (out,) = compile_standalone(backend, desc)(np.zeros((1, len(x)), dtype), None, values.reshape(1, -1))
+    else:
+        (out,) = compile_standalone(backend, activation(name, *parameters, tensor=T(data_type, [len(x)])))(values)
+    bits = f"u{dtype.itemsize}"
+    want = np.array(expected, np.float64).astype(dtype)
+    assert out.reshape(-1).view(bits).tolist() == want.view(bits).tolist(), (out.reshape(-1).tolist(),
+                                                                            want.tolist())
+
+
 @pytest.mark.parametrize("type_name", ["INT8", "INT16", "INT32"])
 def test_golden_relu_on_integers_from_5_1(type_name: str, backend: str) -> None:
     dtype = dml.DataType[type_name].numpy_dtype

@@ -5,7 +5,8 @@ elementwise kernel (`compile_kernel`).
 The formulas (`_activate_store`) work on FLOAT32 values: FLOAT16 tensors travel as uint16 bits, widened exactly on
 load and rounded once from the FLOAT32 result on store (DECISIONS 17). The transcendental ones use FLOAT32 polynomial
 exp/log/erfc written here: numba's math.exp/erf/log1p are scalar libm calls that LLVM cannot vectorize (measured: a
-loop of math.erf was about ten times slower than the vectorized GELU here). Every activation keeps NaN as NaN. The
+loop of math.erf was about ten times slower than the vectorized GELU here). Every activation keeps NaN as NaN but
+THRESHOLDED_RELU and SHRINK, whose formulas' comparisons (false for NaN) give 0 (README, Rulings). The
 compute-bound loops ask for 512-bit vectors where the machine has them (memory_kernels.prefer_wide_vectors).
 
 The standalone kernel (compile time, descriptor only): size-1 dimensions are dropped and neighbours that are one run
@@ -64,6 +65,7 @@ _SCALED_ELU, _SOFTPLUS, _PARAMETRIC_SOFTPLUS, _SOFTSIGN, _IDENTITY, _SHRINK, _GE
 F32 = np.float32
 _ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
 _INF = F32(np.inf)
+_NEGATIVE_ZERO = F32(-0.0)
 # The constants the gpu's WGSL formulas use too (backends/activation_constants.py), under this module's names.
 _LOG2E, _LN2_HI, _LN2_LO, _LN2, _EXP_LOW, _EXP_HIGH = (C.LOG2E, C.LN2_HI, C.LN2_LO, C.LN2, C.EXP_LOW, C.EXP_HIGH)
 (_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (C.R2, C.R3, C.R4, C.R5, C.R6, C.R7, C.R8)
@@ -75,7 +77,6 @@ _SQRT2 = F32(1.4142135623730951)
 _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 _CELU_LINEAR = F32(2.0**-24)         # below this, expm1(q) = q (1 + q / 2 + ...) rounds to q
 _CELU_LARGE = F32(80.0)              # above this, expm1(q) = e^q to FLOAT32's precision
-_SIGMOID_LOW = F32(-87.0)            # e^-87 is under half a unit of 1; 2^k stays a normal FLOAT32 (k >= -126)
 #: 1.5 * 2^23 + 127: y + _EXP_SHIFTER rounds y (|y| < 2^22) to an integer k, and its low mantissa bits read k + 127.
 _EXP_SHIFTER = F32(12582912.0 + 127.0)
 
@@ -169,18 +170,10 @@ def _log1p_unit(u: Any) -> Any:
 
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
 def _sigmoid(z: Any) -> Any:
-    """1 / (1 + e^-z), e^-z = 2^k p(r) as in _exp with -z clamped to [-87, 88.8], so that 2^k is one factor built
-    in the exponent bits: k >= -126 (below -87 the result rounds to 1), and k = 128 gives infinity, so 0 (for
-    -z above 88.37, where the exact result is below FLOAT32's smallest normal and any value under 2^-126 is as good).
-    NaN stays NaN."""
-    c = -z
-    c = c if c > _SIGMOID_LOW else _SIGMOID_LOW  # NaN becomes a number here, and NaN again at the end
-    c = c if c < _EXP_HIGH else _EXP_HIGH
-    k = np.floor(c * _LOG2E + _HALF)
-    r = (c - k * _LN2_HI) - k * _LN2_LO
-    p = _ONE + r * (_ONE + r * (_R2 + r * (_R3 + r * (_R4 + r * (_R5 + r * (_R6 + r * _R7))))))
-    two_k = np.int32((np.int32(k) + 127) << 23).view(np.float32)
-    return _nan_kept(z, _ONE / (_ONE + p * two_k))
+    """1 / (1 + e^-z) for z >= 0, e^z / (1 + e^z) for z < 0, with e = e^-|z| from _exp: subnormal results (z below
+    -87.3) come out right, and NaN stays NaN."""
+    e = _exp(-abs(z))
+    return (e if z < _ZERO else _ONE) / (_ONE + e)
 
 
 @numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
@@ -207,25 +200,28 @@ def _tanh(z: Any) -> Any:
 @numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
 def _gelu(x: Any) -> Any:
     """x Phi(x) = max(x, 0) - |x| erfc(|x| / sqrt 2) / 2: for x < 0 that is x Phi(x) straight from erfc (relative
-    accuracy in the tail), for x >= 0 x - x (1 - Phi(x)); one fused multiply-add either way. NaN stays NaN.
+    accuracy in the tail, subnormal results included), for x >= 0 x - x (1 - Phi(x)); NaN stays NaN.
 
     |x| erfc(|x| / sqrt 2) / 2 = w 2^z p(r) with z = y(w) - x^2 / (2 ln 2) = k + r (see _Y0). |x| is clamped to
-    _GELU_CLAMP, where |GELU| is below FLOAT32's smallest normal (any value under 2^-126 is as good) and z stays
-    above -125.3, so that 2^k can come from exponent bits (k >= -126) with no clamp and no test: k is rounded by
-    adding _EXP_SHIFTER, whose low mantissa bits then read k + 127, shifted into place as 2^k. That rounding needs
-    the compiler to keep (z + C) - C as written: the loops that inline this must not allow reassociation. The
-    constant factors all live in the polynomials' coefficients; what is left is mostly fused multiply-adds."""
+    _GELU_CLAMP, where |GELU| is under half FLOAT32's smallest subnormal, so that x < 0 beyond it gives -0 (the
+    exact result rounded) and x > 0 gives x. k (down to -152) is rounded by adding _EXP_SHIFTER and 2^k applied as
+    two factors built in the exponent bits, the second last, so that a subnormal result is rounded once. That
+    rounding needs the compiler to keep (z + C) - C as written: the loops that inline this must not allow
+    reassociation."""
     a = abs(x)
-    a = _GELU_CLAMP if a > _GELU_CLAMP else a  # NaN stays
+    a = a if a < _GELU_CLAMP else _GELU_CLAMP  # NaN becomes a number here, and NaN again at the end
     w = a / (_GELU_OFFSET + a)
     z = _Y0 + w * (_Y1 + w * (_Y2 + w * (_Y3 + w * (_Y4 + w * (_Y5 + w * (_Y6 + w * (_Y7 + w * _Y8)))))))
     z = z - (_GELU_HALF_LOG2E * a) * a
-    shifted = z + _EXP_SHIFTER
-    r = z - (shifted - _EXP_SHIFTER)
+    k = (z + _EXP_SHIFTER) - _EXP_SHIFTER
+    r = z - k
     p = _P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * _P5))))
-    two_k = np.int32(np.float32(shifted).view(np.int32) << 23).view(np.float32)
-    positive = _ZERO if x < _ZERO else x  # NaN stays
-    return positive - w * (p * two_k)
+    ki = np.int32(k)
+    k1 = ki >> 1
+    s1 = np.int32((k1 + 127) << 23).view(np.float32)
+    s2 = np.int32((ki - k1 + 127) << 23).view(np.float32)
+    tail = ((w * p) * s1) * s2
+    return _nan_kept(x, -tail if x < _ZERO else x - tail)
 
 
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
@@ -289,7 +285,7 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
     elif code == _THRESHOLDED_RELU:
         for i in range(lo, hi):
             v = _load(tmp, i, tag)
-            w = _nan_kept(v, v if v > p1 else _ZERO)
+            w = v if v > p1 else _ZERO  # as written: NaN > Alpha is false, so NaN gives 0
             _store(out, shift + i, w, tag)
     elif code == _ELU:
         for i in range(lo, hi):
@@ -318,9 +314,11 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
     elif code == _SOFTPLUS:
         # ln(1 + e^(s x)) / s = (s > 0 ? max(x, 0) : min(x, 0)) + ln(1 + e^-|s x|) / s: no s x that overflows
         # is ever divided back.
+        # The linear part's zero has the result's sign (-0 for a negative Steepness), so that a result that
+        # rounds to zero is the exact one's signed zero.
         for i in range(lo, hi):
             v = _load(tmp, i, tag)
-            linear = (v if v > _ZERO else _ZERO) if p1 > _ZERO else (v if v < _ZERO else _ZERO)
+            linear = (v if v > _ZERO else _ZERO) if p1 > _ZERO else (v if v < _ZERO else _NEGATIVE_ZERO)
             w = _nan_kept(v, linear + _log1p_unit(_exp(-abs(p1 * v))) / p1)
             _store(out, shift + i, w, tag)
     elif code == _PARAMETRIC_SOFTPLUS:
@@ -344,8 +342,7 @@ def _activate_store(code: int, p1: Any, p2: Any, tmp: Any, lo: int, hi: int, out
     elif code == _SHRINK:
         for i in range(lo, hi):
             v = _load(tmp, i, tag)
-            r = v - p1 if v > p2 else (v + p1 if v < -p2 else _ZERO)
-            w = _nan_kept(v, r)
+            w = v - p1 if v > p2 else (v + p1 if v < -p2 else _ZERO)  # as written: NaN gives 0
             _store(out, shift + i, w, tag)
     elif code == _GELU:
         for i in range(lo, hi):

@@ -5,7 +5,8 @@ activation, and the standalone activation operators' elementwise pass, `compile_
 tensors compute in FLOAT32 too) and the elementary functions it needs. An activation's parameters are FLOAT fields:
 they travel rounded to FLOAT32 in the dispatch's parameter buffer, so one pipeline serves every parameter value and
 the shader is specialized only by which activation it applies. Each formula below is ops/activations.py's (the
-ACTIVATIONS table), written so that NaN stays NaN and no intermediate overflows where the result does not.
+ACTIVATIONS table), written so that NaN stays NaN (but through THRESHOLDED_RELU and SHRINK, whose comparisons
+give 0) and no intermediate overflows where the result does not.
 
 The elementary functions (activations.wgsl) are polynomial, with constants computed here; GELU's erfc polynomials
 are the ones fitted by tools/fit_gelu.py, imported from the CPU backend, where they live.
@@ -58,7 +59,9 @@ def _constants() -> dict[str, str]:
 BODIES: dict[OperatorType, str] = {
     T.ACTIVATION_IDENTITY: "return v;",
     T.ACTIVATION_LINEAR: "return a * v + b;",
-    T.ACTIVATION_SIGMOID: "return 1.0 / (1.0 + act_exp(-v));",
+    # 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: subnormal results come out right.
+    T.ACTIVATION_SIGMOID: "let e = act_exp(-abs(v));\n"
+                          "    return select(1.0, e, v < 0.0) / (1.0 + e);",
     # max(0, min(a v + b, 1)); a NaN there (a = 0 times an infinite v) stays.
     T.ACTIVATION_HARD_SIGMOID: "let z = a * v + b;\n"
                                "    return act_keep_nan(z, select(select(z, 1.0, z > 1.0), 0.0, z < 0.0));",
@@ -66,7 +69,8 @@ BODIES: dict[OperatorType, str] = {
     T.ACTIVATION_SCALED_TANH: "return a * act_tanh(b * v);",
     T.ACTIVATION_RELU: "return act_keep_nan(v, select(0.0, v, v > 0.0));",
     T.ACTIVATION_LEAKY_RELU: "return act_keep_nan(v, select(a * v, v, v >= 0.0));",
-    T.ACTIVATION_THRESHOLDED_RELU: "return act_keep_nan(v, select(0.0, v, v > a));",
+    # As written, comparisons false for NaN: NaN gives 0 (THRESHOLDED_RELU and SHRINK).
+    T.ACTIVATION_THRESHOLDED_RELU: "return select(0.0, v, v > a);",
     T.ACTIVATION_ELU: "return act_keep_nan(v, select(a * act_expm1(v), v, v >= 0.0));",
     # Alpha expm1(v / Alpha) is v (within half a unit) where |v / Alpha| < 2^-24: a huge Alpha's subnormal quotient
     # would be imprecise. Above 80 (a negative Alpha), sign(Alpha) e^(v / Alpha + ln|Alpha|): finite where the result
@@ -79,9 +83,11 @@ BODIES: dict[OperatorType, str] = {
     # Gamma * (Alpha * exp(x) - Alpha) as Gamma * (Alpha * expm1(x)): no cancellation near 0.
     T.ACTIVATION_SCALED_ELU: "return act_keep_nan(v, select(b * (a * act_expm1(v)), b * v, v > 0.0));",
     # ln(1 + e^(s v)) / s = (s > 0 ? max(v, 0) : min(v, 0)) + ln(1 + e^-|s v|) / s: no overflowing s v is divided
-    # back.
+    # back. The linear part's zero has the result's sign (-0 for s < 0), so that a result that rounds to zero is
+    # the exact one's signed zero.
     T.ACTIVATION_SOFTPLUS: "let z = a * v;\n"
-                           "    let linear = select(select(0.0, v, v < 0.0), select(0.0, v, v > 0.0), a > 0.0);\n"
+                           "    let linear = select(select(bitcast<f32>(0x80000000u), v, v < 0.0), "
+                           "select(0.0, v, v > 0.0), a > 0.0);\n"
                            "    return act_keep_nan(z, linear + act_log1p_unit(act_exp(-abs(z))) / a);",
     # Alpha ln(1 + e^(b v)) = (b v > 0 ? Alpha (b v) : 0) + Alpha ln(1 + e^-|b v|); where b v overflows from a finite
     # v, the linear part is (Alpha b) v (no infinity where the result is finite; Alpha (b v) where Alpha b would
@@ -91,7 +97,7 @@ BODIES: dict[OperatorType, str] = {
                                       "!act_is_inf(v)), z > 0.0);\n"
                                       "    return act_keep_nan(z, linear + a * act_log1p_unit(act_exp(-abs(z))));",
     T.ACTIVATION_SOFTSIGN: "return select(v / (1.0 + abs(v)), sign(v), act_is_inf(v));",
-    T.ACTIVATION_SHRINK: "return act_keep_nan(v, select(select(0.0, v + a, v < -b), v - a, v > b));",
+    T.ACTIVATION_SHRINK: "return select(select(0.0, v + a, v < -b), v - a, v > b);",
     T.ACTIVATION_GELU: "return act_gelu(v);",
 }
 

@@ -6,6 +6,8 @@
 
 fn act_is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 fn act_is_inf(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) == 0x7f800000u; }
+// The sign bit: true for -0 too.
+fn act_is_negative(v: f32) -> bool { return (bitcast<u32>(v) >> 31u) != 0u; }
 // NaN in, NaN out, also where a formula's comparisons would pick a number.
 fn act_keep_nan(v: f32, result: f32) -> f32 { return select(result, v, act_is_nan(v)); }
 
@@ -43,10 +45,10 @@ fn act_log1p_unit(u: f32) -> f32 {
     return 2.0 * s * series + select(0.0, {LN2}, big);
 }
 
-// tanh z = e / (e + 2) with e = expm1(2 |z|), z's sign; |z| beyond 10 gives 1 (tanh 10 rounds to 1).
+// tanh z = e / (e + 2) with e = expm1(2 |z|), z's sign (-0 gives -0); |z| beyond 10 gives 1 (tanh 10 rounds to 1).
 fn act_tanh(z: f32) -> f32 {
     let a = min(abs(z), 10.0);
     let e = act_expm1(2.0 * a);
     let t = e / (e + 2.0);
-    return act_keep_nan(z, select(t, -t, z < 0.0));
+    return act_keep_nan(z, select(t, -t, act_is_negative(z)));
 }
