@@ -13,6 +13,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import opendml.backends.cpu
+
+# The suite runs numba's kernels where the size limits say so, never the cold start's NumPy kernels that hand over
+# once a background process has compiled numba's (backends/cpu/background.py: when depends on time and on numba's
+# cache); test_small_kernels.py turns it on to test it.
+opendml.backends.cpu.COLD_START = False
+
 settings.register_profile(
     "ci",
     max_examples=60,

@@ -88,3 +88,116 @@ def test_a_first_small_dispatch_imports_no_numba() -> None:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[[9.0, 12.0, 15.0]]"
+
+
+# -- the cold start: NumPy answers while another process compiles numba's kernel (backends/cpu/background.py) -----
+
+SUM_33 = dml.ReduceOperatorDesc("SUM", T(F32, [33, 32]), T(F32, [33, 1]), [1])   # above the small limit
+
+
+@pytest.fixture
+def cold(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    """The cold start on, markers in an empty directory (nothing compiled yet), a fresh queue of jobs, and a
+    background process that only marks its jobs compiled (numba's kernel is then compiled where it is loaded, in this
+    process, so no test waits for a second process to compile)."""
+    from opendml.backends.cpu import background
+    monkeypatch.setattr(cpu, "COLD_START", True)
+    monkeypatch.setattr(background, "marker_directory", lambda: tmp_path / "markers")
+    compiler = background.Compiler()
+    compiler.command = (sys.executable, "-c", "import pickle, sys\n"
+                        "for job in pickle.loads(sys.stdin.buffer.read()):\n"
+                        "    job.marker.parent.mkdir(parents=True, exist_ok=True); job.marker.touch()")
+    monkeypatch.setattr(background, "COMPILER", compiler)
+    return background
+
+
+def rows_of(count: int) -> Any:
+    return np.linspace(-3, 5, count * 32, dtype=np.float32).reshape(count, 32)
+
+
+@pytest.mark.parametrize(("desc", "cold_start"), [
+    (SUM_33, True),
+    (dml.ArgMaxOperatorDesc(T(F32, [33, 32]), T("UINT32", [33, 1]), [1]), True),
+    (sigmoid([4096]), True),
+    # RELU on integers: its small kernel runs per element in the interpreter, far too slow at this size
+    (dml.ActivationReluOperatorDesc(input_tensor=T("INT32", [4096]), output_tensor=T("INT32", [4096])), False),
+    (dml.ReduceOperatorDesc("SUM", T(F32, [32, 32]), T(F32, [1, 32]), [0]), False),  # small: NumPy for good
+])
+def test_a_descriptor_above_the_limits_starts_on_numpy(cold: Any, desc: dml.OperatorDesc, cold_start: bool) -> None:
+    assert isinstance(compiled_kernel(desc), cold.BackgroundKernel) is cold_start
+
+
+def test_the_limits_and_the_switch_keep_their_meaning(cold: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cpu, "SMALL_TENSOR_ELEMENTS", 0)            # conftest's `cpu`: numba's kernels always
+    assert kernel_module(compiled_kernel(SUM_33)).startswith("opendml.backends.cpu.reduce")
+    monkeypatch.setattr(cpu, "SMALL_TENSOR_ELEMENTS", 2**62)        # `cpu-small`: the NumPy kernels always
+    assert kernel_module(compiled_kernel(SUM_33)).startswith("opendml.backends.cpu.small.")
+    monkeypatch.setattr(cpu, "SMALL_TENSOR_ELEMENTS", 1024)
+    monkeypatch.setattr(cpu, "COLD_START", False)
+    assert kernel_module(compiled_kernel(SUM_33)).startswith("opendml.backends.cpu.reduce")
+
+
+def test_numpy_answers_until_the_background_compile_is_done_then_numba(cold: Any) -> None:
+    device = dml.Device()
+    compiled = device.compile_operator(device.create_operator(SUM_33))
+    kernel = compiled._kernel
+    x = rows_of(33)
+    expected = x.astype(np.float64).sum(axis=1, keepdims=True)
+    (before,) = compiled(x)
+    assert kernel.kernel is None and kernel.job is not None and not kernel.job.marker.exists()
+    cold.COMPILER.wait()                                   # the background process has finished: the next dispatch
+    (after,) = compiled(x)                                 # loads numba's kernel and runs it
+    assert kernel.kernel is not None and kernel_module(kernel.kernel).startswith("opendml.backends.cpu.reduce")
+    np.testing.assert_allclose(before, expected, rtol=1e-6)
+    np.testing.assert_allclose(after, expected, rtol=1e-6)
+    # A later process finds the marker: numba's kernel from its first dispatch, and no background process.
+    fresh = device.compile_operator(device.create_operator(SUM_33))
+    compiled_again = fresh._kernel
+    fresh(x)
+    assert compiled_again.kernel is not None and cold.COMPILER.process is None and not cold.COMPILER.queued
+
+
+def test_a_failed_background_compile_leaves_numpy_answering(cold: Any) -> None:
+    cold.COMPILER.command = (sys.executable, "-c", "raise SystemExit(3)")
+    device = dml.Device()
+    compiled = device.compile_operator(device.create_operator(SUM_33))
+    x = rows_of(33)
+    expected = x.astype(np.float64).sum(axis=1, keepdims=True)
+    for _ in range(3):
+        (y,) = compiled(x)
+        cold.COMPILER.wait()
+        np.testing.assert_allclose(y, expected, rtol=1e-6)
+    assert compiled._kernel.kernel is None and compiled._kernel.job.marker in cold.COMPILER.failed
+
+
+def test_a_job_compiles_numbas_kernel_and_marks_it(cold: Any) -> None:
+    # What the background process does with each job (background.main), here in this process.
+    job = cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, False, [("<f4", 33 * 32)], [("<f4", 33)])
+    assert not job.marker.exists()
+    job.run()
+    assert job.marker.exists()
+    assert cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, True, [("<f4", 33 * 32)],
+                    [("<f4", 33)]).marker != job.marker                   # debug kernels are another job
+
+
+ACTIVATIONS = [cls for name, cls in vars(dml).items() if name.startswith("Activation") and name.endswith("Desc")
+               and name not in ("ActivationLinearOperatorDesc", "ActivationParametricSoftplusOperatorDesc")]
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.4e38, -3.4e38, 88.5, -88.5, -104.0, 1e-8,
+                    0.5, -0.5, 10.5, -10.5, 2.0**-24, 80.5], np.float32)
+
+
+@pytest.mark.parametrize("desc", [cls(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]))
+                                  for cls in ACTIVATIONS] + [
+    dml.ActivationLinearOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=-1.5, beta=0.25),
+    dml.ActivationParametricSoftplusOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=0.7,
+                                                 beta=-3.0),
+    dml.ActivationCeluOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=-2.0),
+    dml.ActivationSoftplusOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), steepness=-2.0),
+], ids=lambda desc: f"{desc.OPERATOR_TYPE.name}")
+def test_the_vectorized_formulas_give_the_interpreted_ones_bit_for_bit(desc: Any) -> None:
+    from opendml.backends.cpu.small import activations
+    x = np.concatenate([SPECIAL, np.linspace(-120, 120, 381, dtype=np.float32)])
+    vector = activations.activate(desc, x)                     # above VECTOR_ELEMENTS: NumPy over the array
+    per_element = np.concatenate([activations.activate(desc, x[i:i + 200]) for i in (0, 200)])
+    assert x.size > activations.VECTOR_ELEMENTS >= 200
+    np.testing.assert_array_equal(vector.view(np.uint32), per_element.view(np.uint32))

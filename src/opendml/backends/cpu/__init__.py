@@ -35,6 +35,12 @@ SMALL_KERNEL_MODULES = {
                     "INTERPRETED_TENSOR_ELEMENTS"),
 }
 
+#: A descriptor above the limits whose numba kernel this machine has not compiled yet runs the NumPy kernel of
+#: `small/` (where the operator has one that runs at any size) while a background process compiles numba's, which
+#: takes over once compiled (background.py). False: numba's kernel at once (compiled by the caller, if need be).
+#: A limit of 0 also means numba's kernel at once for its operators.
+COLD_START = True
+
 #: An operator on an interpreted small kernel runs it until the activation formulas have run on this many elements
 #: in all (tens to hundreds of milliseconds of interpreting, less than loading numba's kernels warm); its next
 #: dispatch loads numba's kernel, which runs every later one. Counted in dispatches, not time, so that the same
@@ -80,6 +86,17 @@ def is_small(desc: OperatorDesc, module_name: str) -> bool:
     return all(tensor.element_count <= limit for tensor in tensors)
 
 
+def starts_cold(desc: OperatorDesc, module_name: str) -> bool:
+    """Whether `desc`, above the small-tensor limits, answers with its NumPy kernel while numba's compiles: with
+    COLD_START, where its operator's limit is not 0, except the integer activations (RELU and SHRINK on integers:
+    their small kernel runs per element in the interpreter, far too slow at large sizes; the floating formulas run
+    over whole arrays there, small/vectorized.py)."""
+    limit_name = SMALL_KERNEL_MODULES.get(module_name)
+    source = getattr(desc, "input_tensor", None)
+    integer = module_name == "activations" and source is not None and not source.data_type.is_float
+    return COLD_START and limit_name is not None and globals()[limit_name] > 0 and not integer
+
+
 class CpuBackend:
     name = "cpu"
 
@@ -116,7 +133,10 @@ class CpuBackend:
             return kernel
 
         if not is_small(desc, module_name):
-            return load()
+            if not starts_cold(desc, module_name):
+                return load()
+            from .background import BackgroundKernel
+            return BackgroundKernel(load(f"{__name__}.small"), load, module_name, desc, flags, debug)
         small = load(f"{__name__}.small")
         elements = interpreted_elements(desc, module_name)
         return TieredKernel(small, INTERPRETED_ELEMENT_BUDGET // elements, load) if elements else small

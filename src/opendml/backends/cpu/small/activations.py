@@ -19,6 +19,7 @@ from .. import activations as formulas
 from ..float16 import NATIVE_TAG
 from . import FlatArray, viewer
 from .interpreted import interpreted
+from .vectorized import Span, vectorized
 
 
 def _load(x: FlatArray, i: int, tag: Any) -> Any:
@@ -33,6 +34,19 @@ def _nothing() -> None:
     pass
 
 
+def _load_span(x: FlatArray, i: Span, tag: Any) -> FlatArray:
+    return x[i.slice]
+
+
+def _store_span(y: FlatArray, i: Span, v: Any, tag: Any) -> None:
+    y[i.slice] = v
+
+
+def _vector_namespace() -> dict[str, Any]:
+    # The same formulas over whole arrays (small/vectorized.py): one pass of NumPy operations per formula step.
+    return vectorized(formulas, (("_load", _load_span), ("_store", _store_span), ("prefer_wide_vectors", _nothing)))
+
+
 def _namespace() -> dict[str, Any]:
     # The loads and stores of the interpreted formulas see FLOAT32 arrays only (FLOAT16 is converted around them).
     return interpreted(formulas, (("_load", _load), ("_store", _store), ("prefer_wide_vectors", _nothing)))
@@ -44,13 +58,20 @@ def parameters(activation: ActivationOperatorDesc) -> tuple[np.float32, np.float
     return np.float32(values[0]), np.float32(values[1])
 
 
+#: Arrays of more elements than this run the formulas over the whole array in NumPy (small/vectorized.py; the same
+#: FLOAT32 results), fewer per element in the interpreter (NumPy's per-call overhead costs more there).
+VECTOR_ELEMENTS = 256
+
+
 def activate(activation: ActivationOperatorDesc, values: FlatArray) -> FlatArray:
-    """The FLOAT32 activation of FLOAT32 `values` (any shape), by the formulas numba compiles."""
+    """The FLOAT32 activation of FLOAT32 `values` (any shape), by the formulas numba compiles, run per element by
+    the interpreter, or above VECTOR_ELEMENTS over the whole array by NumPy."""
     flat = np.ascontiguousarray(values, np.float32).reshape(-1)
     result = np.empty_like(flat)
     p1, p2 = parameters(activation)
     with np.errstate(all="ignore"):  # overflow to infinity and the like: the formulas' IEEE results
-        _namespace()["_activate_store"](int(activation.OPERATOR_TYPE), p1, p2, flat, 0, flat.size, result, 0,
+        formulas_run = _vector_namespace() if flat.size > VECTOR_ELEMENTS else _namespace()
+        formulas_run["_activate_store"](int(activation.OPERATOR_TYPE), p1, p2, flat, 0, flat.size, result, 0,
                                         NATIVE_TAG)
     return result.reshape(np.shape(values))
 
