@@ -448,6 +448,13 @@ class Dispatch:
     groups: tuple[int, ...]
 
 
+def make_dispatch(context: GpuContext, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
+                  groups: tuple[int, int] | tuple[int, int, int]) -> Dispatch:
+    """One dispatch of `source` over `bindings` with `params` (as `Recorder.dispatch` takes them), made (its
+    pipeline, bind group and parameter buffer) but not recorded."""
+    return Dispatch(context.pipeline(source, len(bindings)), *context.bind_group(source, bindings, params), groups)
+
+
 class Recorder:
     """A command encoder and the small buffers its dispatches need; `submit` sends it to the queue."""
 
@@ -462,12 +469,15 @@ class Recorder:
                  groups: tuple[int, int] | tuple[int, int, int]) -> None:
         """Records one dispatch of `source` over `bindings` (Bound ranges or whole scratch buffers, at bindings
         0..) with `params` (u32; each Bound's base element is written at params[index] first)."""
-        context = self.context
-        work = Dispatch(context.pipeline(source, len(bindings)), *context.bind_group(source, bindings, params), groups)
-        self.replay((work,))
-        log: list[Dispatch] | None = getattr(context._batch, "log", None)
+        self.record((make_dispatch(self.context, source, bindings, params, groups),))
+
+    def record(self, work: Sequence[Dispatch]) -> None:
+        """Records dispatches made for this recording (by `dispatch`, or all of a kernel's at once), listing them
+        where a `capture` is under way."""
+        self.replay(work)
+        log: list[Dispatch] | None = getattr(self.context._batch, "log", None)
         if log is not None:
-            log.append(work)
+            log.extend(work)
 
     def replay(self, work: Sequence[Dispatch]) -> None:
         """Records dispatches made before (by `dispatch`) again."""

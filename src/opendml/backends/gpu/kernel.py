@@ -19,7 +19,7 @@ from ...errors import BindingError
 from ...ops.base import OperatorDesc
 from ...tensor import TensorDesc
 from .. import DeviceRange
-from .context import Bound, GpuBuffer, GpuContext, Recorder
+from .context import Bound, Dispatch, GpuBuffer, GpuContext, Recorder, make_dispatch
 from .elementwise import COMMON, Output, Params
 from .wgsl import params_binding, prelude, tensor_input
 
@@ -59,9 +59,12 @@ class GpuKernel:
     # -- dispatch -----------------------------------------------------------------------------------------------
 
     def __call__(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Binds, checks, records and submits, then reads back the host outputs. Nothing is written unless the
+        whole dispatch succeeds: the kernel's dispatches are all made (`StagedRecorder`) before any is recorded, and
+        every host output is read back before any is copied into the caller's memory."""
         context = self.context
         with context.lock:
-            host_outputs: list[tuple[np.ndarray[Any, Any], Any, int]] = []
+            host_outputs: list[tuple[np.ndarray[Any, Any], Any]] = []
             bound_inputs: list[Bound | None] = []
             for name, desc, view in zip(self.input_names, self.input_descs, inputs, strict=True):
                 bound_inputs.append(None if desc is None or view is None
@@ -71,15 +74,17 @@ class GpuKernel:
             if host_outputs or any(not isinstance(view, DeviceRange) for view in inputs if view is not None):
                 context.flush()   # host data was written with queue writes: nothing recorded earlier may follow
             self.check(bound_inputs)
+            staged = StagedRecorder(context)
+            self.record(staged, bound_inputs, bound_outputs)
             recorder, own = context.recorder()
-            self.record(recorder, bound_inputs, bound_outputs)
+            recorder.record(staged.work)
             if own:
                 recorder.submit()
-            for view, handle, size in host_outputs:
-                data = np.frombuffer(context.read(handle, 0, size), np.uint8)
-                view.reshape(-1).view(np.uint8)[:size] = data
+            results = [context.read(handle, 0, target.size) for target, handle in host_outputs]
+            for (target, _), data in zip(host_outputs, results, strict=True):
+                target[:] = np.frombuffer(data, np.uint8)
 
-    def _bind(self, name: str, desc: TensorDesc, view: Any, host_outputs: list[tuple[np.ndarray[Any, Any], Any, int]],
+    def _bind(self, name: str, desc: TensorDesc, view: Any, host_outputs: list[tuple[np.ndarray[Any, Any], Any]],
               *, is_output: bool) -> Bound:
         context = self.context
         total = desc.total_tensor_size_in_bytes
@@ -94,12 +99,28 @@ class GpuKernel:
                                    f"adapter binds at most max-storage-buffer-binding-size "
                                    f"({context.max_binding_size} bytes)")
             return Bound(memory.handle, aligned, size, (view.offset - aligned) // element_size)
+        # The view holds the bound range's whole elements: a 64-bit tensor whose TotalTensorSizeInBytes is not a
+        # multiple of 8 has 4 bytes past its last element that no element reaches, left as they are.
         data = np.asarray(view).reshape(-1).view(np.uint8)[:total]
         handle = context.allocate(total)
         context.write(handle, 0, data)
         if is_output:
-            host_outputs.append((np.asarray(view), handle, total))
+            host_outputs.append((data, handle))
         return Bound(handle, 0, max(4, total), 0)
+
+
+class StagedRecorder(Recorder):
+    """Takes a kernel's dispatches (`Pass.record`) and makes each one (its pipeline, bind group and parameter
+    buffer) without recording it: `GpuKernel` records `work` once the kernel has made them all, so that a kernel
+    failing half-way leaves none of its dispatches in a batch (whose later submission would write some outputs)."""
+
+    def __init__(self, context: GpuContext) -> None:  # no command encoder: nothing is recorded here
+        self.context = context
+        self.work: list[Dispatch] = []
+
+    def dispatch(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
+                 groups: tuple[int, int] | tuple[int, int, int]) -> None:
+        self.work.append(make_dispatch(self.context, source, bindings, params, groups))
 
 
 @dataclass(frozen=True)
