@@ -201,3 +201,26 @@ def test_the_vectorized_formulas_give_the_interpreted_ones_bit_for_bit(desc: Any
     per_element = np.concatenate([activations.activate(desc, x[i:i + 200]) for i in (0, 200)])
     assert x.size > activations.VECTOR_ELEMENTS >= 200
     np.testing.assert_array_equal(vector.view(np.uint32), per_element.view(np.uint32))
+
+
+def test_a_fused_gelu_agrees_before_and_after_the_hand_over(cold: Any) -> None:
+    # Above INTERPRETED_TENSOR_ELEMENTS and VECTOR_ELEMENTS: GELU's formula over the whole array in NumPy, then
+    # numba's kernel. Golden: x Phi(x) of the normalized rows, worked out in float64 (Phi through math.erf).
+    import math
+    sizes = [16, 64]
+    desc = dml.MeanVarianceNormalization1OperatorDesc(T(F32, sizes), None, None, T(F32, sizes), [1], True, 1e-5,
+                                                      fused_activation=dml.ActivationGeluOperatorDesc())
+    device = dml.Device()
+    compiled = device.compile_operator(device.create_operator(desc))
+    x = np.linspace(-4, 9, 16 * 64, dtype=np.float32).reshape(sizes) ** 2 % 7
+    wide = x.astype(np.float64)
+    z = (wide - wide.mean(1, keepdims=True)) / np.sqrt(wide.var(1, keepdims=True) + np.float32(1e-5))
+    expected = z * (1 + np.vectorize(math.erf)(z / math.sqrt(2))) / 2
+    (before,) = compiled(x)
+    assert compiled._kernel.kernel is None
+    cold.COMPILER.wait()
+    (after,) = compiled(x)
+    assert compiled._kernel.kernel is not None
+    np.testing.assert_allclose(before, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(after, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(before, after, rtol=1e-6, atol=1e-7)

@@ -24,6 +24,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,8 @@ def _specs(arrays: Sequence[FlatArray | None]) -> list[tuple[str, int] | None]:
 
 
 class Compiler:
-    """The background processes: one at a time, each compiling the jobs queued when it started."""
+    """The background processes: one at a time, each compiling the jobs queued when it started. (Dispatches from
+    several threads share it: a lock guards the queue.)"""
 
     #: The command that runs a background process (tests replace it with one that fails).
     command: tuple[str, ...] = (sys.executable, "-c", "from opendml.backends.cpu.background import main; main()")
@@ -98,6 +100,7 @@ class Compiler:
         self.process: subprocess.Popen[bytes] | None = None
         self.jobs: list[Job] = []   # the running process's
         self.failed: set[Path] = set()
+        self.lock = threading.Lock()
         atexit.register(self.flush)
 
     def start(self, jobs: list[Job], *, detached: bool = False) -> subprocess.Popen[bytes]:
@@ -110,6 +113,10 @@ class Compiler:
 
     def poll(self) -> None:
         """Note a finished process's failed jobs and start the next one on the jobs queued since."""
+        with self.lock:
+            self._poll()
+
+    def _poll(self) -> None:
         if self.process is not None:
             if self.process.poll() is None:
                 return
@@ -120,9 +127,10 @@ class Compiler:
             self.process = self.start(self.jobs)
 
     def submit(self, job: Job) -> None:
-        if job not in self.queued and job not in self.jobs:
-            self.queued.append(job)
-        self.poll()
+        with self.lock:
+            if job not in self.queued and job not in self.jobs:
+                self.queued.append(job)
+            self._poll()
 
     def state(self, job: Job) -> str:
         """'compiled', 'failed' or 'pending'."""
@@ -136,15 +144,17 @@ class Compiler:
     def wait(self) -> None:
         """Wait for every queued job's process (tests: a reproducible hand-over)."""
         while self.process is not None or self.queued:
-            if self.process is not None:
-                self.process.wait()
+            process = self.process
+            if process is not None:
+                process.wait()
             self.poll()
 
     def flush(self) -> None:
         """At exit: the jobs still queued go to a process that outlives this one."""
-        if self.queued:
-            self.start(self.queued, detached=True)
-            self.queued = []
+        with self.lock:
+            if self.queued:
+                self.start(self.queued, detached=True)
+                self.queued = []
 
 
 COMPILER = Compiler()
