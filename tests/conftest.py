@@ -17,7 +17,8 @@ import opendml.backends.cpu
 
 # The suite runs numba's kernels where the size limits say so, never the cold start's NumPy kernels that hand over
 # once a background process has compiled numba's (backends/cpu/background.py: when depends on time and on numba's
-# cache); test_small_kernels.py turns it on to test it.
+# cache), in this process and in the ones its tests start; test_small_kernels.py turns it on to test it.
+os.environ["OPENDML_CPU_COLD_START"] = "0"
 opendml.backends.cpu.COLD_START = False
 
 settings.register_profile(

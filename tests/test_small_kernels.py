@@ -224,3 +224,14 @@ def test_a_fused_gelu_agrees_before_and_after_the_hand_over(cold: Any) -> None:
     np.testing.assert_allclose(before, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(after, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(before, after, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(("setting", "on"), [("0", False), ("1", True), (None, True)])
+def test_the_environment_turns_the_cold_start_off_in_a_new_process(setting: str | None, on: bool) -> None:
+    import os
+    environment = {name: value for name, value in os.environ.items() if name != "OPENDML_CPU_COLD_START"}
+    if setting is not None:
+        environment["OPENDML_CPU_COLD_START"] = setting
+    result = subprocess.run([sys.executable, "-c", "import opendml.backends.cpu as cpu; print(cpu.COLD_START)"],
+                            capture_output=True, text=True, timeout=120, check=False, env=environment)
+    assert result.stdout.strip() == str(on), result.stderr

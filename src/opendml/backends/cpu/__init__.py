@@ -10,6 +10,7 @@ once an operator has used them enough (`TieredKernel`), so that its later dispat
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -38,8 +39,9 @@ SMALL_KERNEL_MODULES = {
 #: A descriptor above the limits whose numba kernel this machine has not compiled yet runs the NumPy kernel of
 #: `small/` (where the operator has one that runs at any size) while a background process compiles numba's, which
 #: takes over once compiled (background.py). False: numba's kernel at once (compiled by the caller, if need be).
-#: A limit of 0 also means numba's kernel at once for its operators.
-COLD_START = True
+#: A limit of 0 also means numba's kernel at once for its operators. The environment variable OPENDML_CPU_COLD_START=0
+#: turns it off in a new process (the test suite's subprocesses).
+COLD_START = os.environ.get("OPENDML_CPU_COLD_START", "1") != "0"
 
 #: An operator on an interpreted small kernel runs it until the activation formulas have run on this many elements
 #: in all (tens to hundreds of milliseconds of interpreting, less than loading numba's kernels warm); its next
