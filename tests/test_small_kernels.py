@@ -235,3 +235,14 @@ def test_the_environment_turns_the_cold_start_off_in_a_new_process(setting: str 
     result = subprocess.run([sys.executable, "-c", "import opendml.backends.cpu as cpu; print(cpu.COLD_START)"],
                             capture_output=True, text=True, timeout=120, check=False, env=environment)
     assert result.stdout.strip() == str(on), result.stderr
+
+
+def test_a_background_process_that_cannot_start_leaves_numpy_answering(cold: Any, tmp_path: Any) -> None:
+    cold.COMPILER.command = (str(tmp_path / "no-such-python"), "-c", "")
+    device = dml.Device()
+    compiled = device.compile_operator(device.create_operator(SUM_33))
+    x = rows_of(33)
+    for _ in range(2):
+        (y,) = compiled(x)
+        np.testing.assert_allclose(y, x.astype(np.float64).sum(axis=1, keepdims=True), rtol=1e-6)
+    assert compiled._kernel.kernel is None and compiled._kernel.job.marker in cold.COMPILER.failed

@@ -103,12 +103,20 @@ class Compiler:
         self.lock = threading.Lock()
         atexit.register(self.flush)
 
-    def start(self, jobs: list[Job], *, detached: bool = False) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=detached)
+    def start(self, jobs: list[Job], *, detached: bool = False) -> subprocess.Popen[bytes] | None:
+        """The process compiling `jobs`; None where none could be started (the jobs then count as failed)."""
+        try:
+            process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=detached)
+        except OSError:
+            self.failed.update(job.marker for job in jobs)
+            return None
         assert process.stdin is not None
-        process.stdin.write(pickle.dumps(jobs))
-        process.stdin.close()
+        try:
+            process.stdin.write(pickle.dumps(jobs))
+            process.stdin.close()
+        except OSError:  # the process ended before reading its jobs: they fail when it is polled
+            pass
         return process
 
     def poll(self) -> None:
