@@ -17,13 +17,17 @@ few distinct values (ties); indices around their bounds with the type's extremes
   Dask array cut into random chunks, computed with the synchronous scheduler.
 
 and compares: bit for bit across the backends where README says results are exact (SPLIT, JOIN, ONE_HOT, the
-gathers, MIN, MAX, ARGMIN, ARGMAX, integer outputs; on Dask, the standalone activations too); every floating result
+gathers, MIN, MAX, ARGMIN, ARGMAX, integer outputs; on Dask, the standalone activations too; a NaN of MIN or MAX
+matches any NaN, see `any_nan_bits`); every floating result
 within the bounds of the operator's oracle (`test_fuzz_descriptors.check_outputs`, the checkers of the property
 tests); an operator without an oracle there is compared across the backends within FLOAT16/FLOAT32 tolerances.
 
-What the graph cannot express: its operator outputs are always packed, so the Dask run gets the descriptor with
-its outputs packed (the results are compared as logical arrays), and a GPU that lacks shader-int64 refuses 64-bit
-integers (that backend is then left out of that example, and counted).
+What the graph cannot express: its operator nodes' outputs are always packed, so the Dask run gets the descriptor
+with its outputs packed (the results are compared as logical arrays). The node is added the way every operator
+function of the graph API adds one (`Graph._add_operator`: the same checks and lowering), since the public functions
+take their arguments, not a descriptor, and some descriptors have none (`dml.gather_nd` builds GATHER_ND1, never
+GATHER_ND). A GPU without shader-int64 refuses 64-bit integers: that backend is then left out of the example, and
+counted ("gpu: refused"; lavapipe has it).
 
 Examples per operator: DIFFERENTIAL_EXAMPLES (OPENDML_DIFFERENTIAL_EXAMPLES; 1,000 with HYPOTHESIS_PROFILE=slow,
 20 otherwise). Set OPENDML_DIFFERENTIAL_REPORT=path to have the cases run per operator written there.
