@@ -172,12 +172,12 @@ def test_a_failed_background_compile_leaves_numpy_answering(cold: Any) -> None:
 
 def test_a_job_compiles_numbas_kernel_and_marks_it(cold: Any) -> None:
     # What the background process does with each job (background.main), here in this process.
-    job = cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, False, [("<f4", 33 * 32)], [("<f4", 33)])
+    job = cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, False, [("<f4", 33 * 32, False)], [("<f4", 33, True)])
     assert not job.marker.exists()
     job.run()
     assert job.marker.exists()
-    assert cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, True, [("<f4", 33 * 32)],
-                    [("<f4", 33)]).marker != job.marker                   # debug kernels are another job
+    assert cold.Job("reduce", SUM_33, dml.ExecutionFlags.NONE, True, [("<f4", 33 * 32, False)],
+                    [("<f4", 33, True)]).marker != job.marker             # debug kernels are another job
 
 
 ACTIVATIONS = [cls for name, cls in vars(dml).items() if name.startswith("Activation") and name.endswith("Desc")

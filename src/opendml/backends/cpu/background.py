@@ -58,15 +58,16 @@ def _sources_stamp() -> str:
 
 @dataclass
 class Job:
-    """Compiling numba's kernel of `module_name` for `desc`, called once on zeroed memory of `memory`'s
-    (dtype, element count) per slot (None: an unbound optional slot), inputs then outputs."""
+    """Compiling numba's kernel of `module_name` for `desc`, called once on zeroed flat arrays of the bound
+    memory's (dtype, element count, writeable) per slot (None: an unbound optional slot), inputs then outputs: a
+    read-only array is another type to numba, so the compiled kernel is the one the caller's dispatches load."""
 
     module_name: str
     desc: OperatorDesc
     flags: ExecutionFlags
     debug: bool
-    inputs: list[tuple[str, int] | None]
-    outputs: list[tuple[str, int]]
+    inputs: list[tuple[str, int, bool] | None]
+    outputs: list[tuple[str, int, bool]]
     marker: Path = field(default=Path(), compare=False)
 
     def __post_init__(self) -> None:
@@ -78,14 +79,21 @@ class Job:
         """Compile (numba writes its cache) and mark the kernel compiled."""
         module = importlib.import_module(f"{__package__}.{self.module_name}")
         kernel = module.compile_kernel(self.desc, self.flags, self.debug)
-        inputs = [None if spec is None else np.zeros(spec[1], spec[0]) for spec in self.inputs]
-        kernel(inputs, [np.zeros(count, dtype) for dtype, count in self.outputs])
+        kernel([None if spec is None else _zeros(*spec) for spec in self.inputs],
+               [_zeros(*spec) for spec in self.outputs])
         self.marker.parent.mkdir(parents=True, exist_ok=True)
         self.marker.touch()
 
 
-def _specs(arrays: Sequence[FlatArray | None]) -> list[tuple[str, int] | None]:
-    return [None if array is None else (array.dtype.str, int(array.size)) for array in arrays]
+def _zeros(dtype: str, count: int, writeable: bool) -> FlatArray:
+    array = np.zeros(count, dtype)
+    array.flags.writeable = writeable
+    return array
+
+
+def _specs(arrays: Sequence[FlatArray | None]) -> list[tuple[str, int, bool] | None]:
+    return [None if array is None else (array.dtype.str, int(array.size), bool(array.flags.writeable))
+            for array in arrays]
 
 
 class Compiler:
