@@ -94,9 +94,9 @@ def test_list_adapters(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
             assert dml.list_adapters() == []
             with pytest.raises(dml.UnsupportedError,
                                match=r"^Device: backend 'gpu' found no GPU adapter on this machine; install opendml's "
-                                     r"gpu extra \(pip install 'opendml\[gpu\]', which brings wgpu\) and a Vulkan, "
-                                     r"Metal or D3D12 driver \(on Linux without a GPU: Debian's mesa-vulkan-drivers, "
-                                     r"lavapipe\)$"):
+                                     r"gpu extra \(pip install 'opendml\[gpu\]', or pip install -e '\.\[gpu\]' "
+                                     r"in a checkout of opendml; it brings wgpu\) and a Vulkan, Metal or D3D12 driver "
+                                     r"\(on Linux without a GPU: Debian's mesa-vulkan-drivers, lavapipe\)$"):
                 dml.Device(backend="gpu")
             assert repr(dml.Device()).startswith("Device(") and dml.Device().backend.name == "cpu"
         return
