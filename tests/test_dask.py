@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -661,6 +662,22 @@ def test_an_input_that_breaks_its_aliasing_strides_is_refused_on_the_worker(clie
         total.compute()
     assert str(dask_error.value) == str(numpy_error.value)
     wait_until_idle(client)
+
+
+def test_a_fused_activation_beyond_float16_gives_infinities_without_a_warning() -> None:
+    # Chunks cutting the normalized axis: mean 1, deviations -1, 1, variance 1, Epsilon 0 -> -1, 1, -1, 1; LINEAR
+    # with Alpha 1e5 gives -1e5, 1e5 in FLOAT32, beyond FLOAT16's 65504: -inf, inf once rounded, and NumPy's
+    # "overflow encountered in cast" stays inside. Computed in this process (scheduler "sync") so that a
+    # RuntimeWarning would reach the filter.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([1, 4], "FLOAT16", name="x")
+    linear = dml.FusedActivation.linear(1e5, 0.0)
+    compiled = graph.compile([dml.mean_variance_normalization(x, axes=[1], epsilon=0.0, fused_activation=linear)])
+    (normalized,) = compiled({"x": on_dask(np.array([[0, 2, 0, 2]], np.float16), ((1,), (2, 2)))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = normalized.compute(scheduler="sync")
+    assert_same(got, np.array([[-np.inf, np.inf, -np.inf, np.inf]], np.float16))
 
 
 def test_a_graph_past_the_element_limit_runs_chunk_by_chunk(client: Client) -> None:
