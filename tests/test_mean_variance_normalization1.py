@@ -161,6 +161,22 @@ def test_golden_constant_input_gives_bias() -> None:
     np.testing.assert_array_equal(out.ravel(), [7, 7, 7, 7, -3, -3, -3, -3])
 
 
+def test_golden_scale_times_normalized_beyond_float32_with_bias_bringing_it_back() -> None:
+    # Found by the differential fuzzer (the gpu gave inf). x = {-1.3098432, 2.1061113} (FLOAT32: -1.30984318256...,
+    # 2.10611128807...), mean 0.39813405275... (exact in FLOAT32), NormalizeVariance FALSE: deviations
+    # -1.70797723531..., +1.70797723531... Element 0: -1.707977... x -3.4028235e38 = 5.8119450e38, beyond FLOAT32's
+    # 3.4028235e38, + Bias -3.4028235e38 = 2.40912155e38, which FLOAT32 holds: normalized x Scale + Bias is one
+    # fused multiply-add, rounded once. Element 1: 1.707977 x 0.23629585 = 0.40358793, + Bias -3.4028235e38 is
+    # -3.4028235e38 (FLOAT32's largest magnitude).
+    x = np.array([-1.3098432, 2.1061113], np.float32).reshape(2, 1, 1, 1)
+    scale = np.array([-3.4028235e38, 0.23629585], np.float32).reshape(2, 1, 1, 1)
+    bias = np.full((1, 1, 1, 1), -3.4028235e38, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _golden(x, [0], False, 1e-5, scale=scale, bias=bias)
+    np.testing.assert_allclose(out.ravel(), [2.4091215e38, -3.4028235e38], rtol=1.2e-7)
+
+
 def test_golden_epsilon_zero_on_constant_input_is_nan() -> None:
     # 0 / sqrt(0 + 0) is 0/0: NaN, as IEEE arithmetic gives it (DECISIONS: no ruling hides it).
     out = _golden(np.full((1, 1, 2, 2), 5, np.float32), [2, 3], True, 0.0)

@@ -11,11 +11,11 @@ Kernel, per group:
   the deviations from its first element (an estimate of the mean), then the deviations from that estimate, summed
   and squared (sum and M2 fall back to float64 where FLOAT32 would overflow or underflow). Blocks merge with Chan
   et al.'s update. M2 is a sum of non-negative terms, and the mean of data like 1e4 + small noise is not lost;
-- output: per block, ((x - mean_hi) - mean_lo) * rstd * Scale + Bias in FLOAT32, the float64 mean carried as two
-  FLOAT32 parts (groups whose deviations or rstd FLOAT32 cannot hold take a float64 path). No activation and RELU
-  are written by that loop; the other activations run over the block into a staging block, copied to the output.
-  A group that fits in the caches is read from memory once (twice if larger), the output written once;
-  outputs of at least STREAMING_THRESHOLD_BYTES with a contiguous run go through the staging block with
+- output: per block, ((x - mean_hi) - mean_lo) * rstd * Scale + Bias in FLOAT32 (the last multiply-add fused), the
+  float64 mean carried as two FLOAT32 parts (groups whose deviations or rstd FLOAT32 cannot hold take a float64 path).
+  No activation and RELU are written by that loop; the other activations run over the block into a staging block,
+  copied to the output. A group that fits in the caches is read from memory once (twice if larger), the output written
+  once; outputs of at least STREAMING_THRESHOLD_BYTES with a contiguous run go through the staging block with
   non-temporal stores;
 - overlap: while a block's output is computed, the same part of the next group's input is prefetched, and the
   activations' output is computed in chunks with the previous block's streamed lines written between them (two
@@ -38,6 +38,9 @@ from typing import Any, cast
 import numba
 import numpy as np
 import numpy.typing as npt
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import types
+from numba.extending import intrinsic
 
 from ...ops.activations import ActivationOperatorDesc
 from ...ops.base import OperatorDesc
@@ -102,6 +105,24 @@ _META_LEN = 19
 
 # -- the kernel ---------------------------------------------------------------------------------------------------
 
+def _fma_typer(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+    if not (a == b == c == types.float32):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        f32 = ir.FloatType()
+        function = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32, f32, f32]))
+        return builder.call(function, args)
+
+    return types.float32(types.float32, types.float32, types.float32), codegen
+
+
+# Typed Any: numba's stubs give an intrinsic its typer's call signature.
+#: a * b + c in FLOAT32 rounded once (llvm.fma): the product never overflows on the way to a finite sum, with or
+#: without FMA hardware (LLVM's `contract` only fuses where the target has it). Vectorizes as a plain multiply-add.
+_fma: Any = intrinsic(_fma_typer)
+
+
 @numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
 def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[float, float]:
     """Sum and sum of squared deviations from the mean (M2) of one block, in two passes (the second finds the
@@ -155,7 +176,8 @@ def _block_statistics(x: Any, base: int, step: int, n: int, tag: Any) -> tuple[f
 def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
                      mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, tmp: Any,
                      tag: Any) -> None:
-    """tmp[i] = ((x_i - mean_hi) - mean_lo) * rstd * Scale_i + Bias_i in FLOAT32.
+    """tmp[i] = ((x_i - mean_hi) - mean_lo) * rstd * Scale_i + Bias_i in FLOAT32, the last multiply-add fused
+    (rounded once: a product beyond FLOAT32's range does not make infinite a sum that is within it).
 
     The mean travels as two FLOAT32 parts: x_i - mean_hi is exact or nearly (the two are close), so the deviation
     keeps its own accuracy however large the mean (1e4 + small noise). Multiplying by rstd before Scale keeps an
@@ -169,19 +191,19 @@ def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any,
     if scale_varies and bias_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            tmp[i] = (d * rstd) * _load(s, sb + i * ls, tag) + _load(b, bb + i * lb, tag)
+            tmp[i] = _fma(d * rstd, _load(s, sb + i * ls, tag), _load(b, bb + i * lb, tag))
     elif scale_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            tmp[i] = (d * rstd) * _load(s, sb + i * ls, tag) + c
+            tmp[i] = _fma(d * rstd, _load(s, sb + i * ls, tag), c)
     elif bias_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            tmp[i] = (d * rstd) * a + _load(b, bb + i * lb, tag)
+            tmp[i] = _fma(d * rstd, a, _load(b, bb + i * lb, tag))
     elif has_scale:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            tmp[i] = (d * rstd) * a + c
+            tmp[i] = _fma(d * rstd, a, c)
     else:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
@@ -205,25 +227,25 @@ def _normalize_store(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any,
     if scale_varies and bias_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            v = (d * rstd) * _load(s, sb + i * ls, tag) + _load(b, bb + i * lb, tag)
+            v = _fma(d * rstd, _load(s, sb + i * ls, tag), _load(b, bb + i * lb, tag))
             w = floor if v < floor else v
             _store(y, yb + i * ly, w, tag)
     elif scale_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            v = (d * rstd) * _load(s, sb + i * ls, tag) + c
+            v = _fma(d * rstd, _load(s, sb + i * ls, tag), c)
             w = floor if v < floor else v
             _store(y, yb + i * ly, w, tag)
     elif bias_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            v = (d * rstd) * a + _load(b, bb + i * lb, tag)
+            v = _fma(d * rstd, a, _load(b, bb + i * lb, tag))
             w = floor if v < floor else v
             _store(y, yb + i * ly, w, tag)
     elif has_scale:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
-            v = (d * rstd) * a + c
+            v = _fma(d * rstd, a, c)
             w = floor if v < floor else v
             _store(y, yb + i * ly, w, tag)
     else:

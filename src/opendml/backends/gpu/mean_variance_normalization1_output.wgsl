@@ -30,6 +30,8 @@ fn value(o: u32) -> u32 {
     let r = bitcast<f32>(load_raw_stats(record + 3u));
     let x_bits = bitcast<u32>(load_x(x));
     var v = ((scaled(x_bits, e) - mean_hi) - mean_lo) * r;
+    let normalized = v;
+    var factor = 1.0;
     // Whether v's exact value is finite (the FLOAT32 one may have overflowed): then an infinite Bias is the sum.
     var finite = is_finite(x_bits) && is_finite(bitcast<u32>(mean_hi)) && is_finite(bitcast<u32>(r));
     if (P[{HAS_SCALE}u] != 0u) {
@@ -38,7 +40,8 @@ fn value(o: u32) -> u32 {
         let bits = bitcast<u32>(load_s(s));
         if (is_finite(bits)) {
             let exponent = exponent_of(bits & 0x7fffffffu);
-            v = v * scaled(bits, exponent);
+            factor = scaled(bits, exponent);
+            v = v * factor;
             k += exponent;
         } else {
             // An infinite Scale makes the result an infinity of the deviation's sign (NaN for a zero deviation).
@@ -55,7 +58,15 @@ fn value(o: u32) -> u32 {
     if (k != 0) { v = times_pow2(v, k); }
     if (P[{HAS_BIAS}u] != 0u) {
         let c = load_b(b);
-        v = select(v + c, c, finite && (bitcast<u32>(c) & 0x7fffffffu) == 0x7f800000u);
+        let c_bits = bitcast<u32>(c);
+        if (finite && is_finite(c_bits) && !is_finite(bitcast<u32>(v))) {
+            // normalized * Scale overflowed, the sum may not: one fused multiply-add (as on the cpu), a quarter of
+            // the way (the exact product is at least 2^128, so normalized 2^(k-2) and Bias / 4 are exact, and even
+            // an unfused fma's product stays below 2^127 where the sum is finite), then times 4.
+            v = times_pow2(fma(times_pow2(normalized, k - 2), factor, 0.25 * c), 2);
+        } else {
+            v = select(v + c, c, finite && (c_bits & 0x7fffffffu) == 0x7f800000u);
+        }
     }
     return to_raw_{TYPE}(activation(v));
 }
