@@ -62,6 +62,42 @@ def test_argmin_first_of_ties() -> None:
     assert output.tolist() == [2]
 
 
+# Rows of raw bits (0.5, 1.0, -1.0; quiet NaNs of both signs, a negative one with a payload, a signaling one), and
+# the bits each row's MAX and MIN must be: any NaN in the row makes it the canonical quiet NaN, 0x7fc00000 / 0x7e00.
+NAN_ROWS = {
+    "FLOAT32": (np.uint32, [
+        ([0x3F000000, 0x7FC00000, 0xFFC00000], 0x7FC00000, 0x7FC00000),
+        ([0xFFC00000, 0x3F800000, 0x3F000000], 0x7FC00000, 0x7FC00000),
+        ([0x3F800000, 0xFFC12345, 0x7F800001], 0x7FC00000, 0x7FC00000),
+        ([0x3F800000, 0xBF800000, 0x3F000000], 0x3F800000, 0xBF800000),
+    ]),
+    "FLOAT16": (np.uint16, [
+        ([0x3800, 0x7E00, 0xFE00], 0x7E00, 0x7E00),
+        ([0xFE00, 0x3C00, 0x3800], 0x7E00, 0x7E00),
+        ([0x3C00, 0xFE45, 0x7C01], 0x7E00, 0x7E00),
+        ([0x3C00, 0xBC00, 0x3800], 0x3C00, 0xBC00),
+    ]),
+}
+
+
+@pytest.mark.parametrize("function", ["MAX", "MIN"])
+@pytest.mark.parametrize("data_type", list(NAN_ROWS))
+def test_max_min_nan_is_the_canonical_quiet_nan(data_type: str, function: str) -> None:
+    # README, Rulings: a NaN result of MIN/MAX is the canonical quiet NaN, whatever the sign and payload of the NaNs
+    # in the block; the rows reduced along axis 1, then as columns along axis 0, then the whole tensor at once.
+    bits_type, rows = NAN_ROWS[data_type]
+    raw = np.array([row for row, _, _ in rows], bits_type)
+    x = raw.view(np.dtype(data_type.lower()))
+    expected = [high if function == "MAX" else low for _, high, low in rows]
+    canonical = rows[0][1]
+    for source, axes, sizes, want in ((x, [1], [4, 1], expected), (x.T.copy(), [0], [1, 4], expected),
+                                      (x, [0, 1], [1, 1], [canonical])):
+        compiled = compile_reduce(function, dml.TensorDesc(data_type, list(source.shape)),
+                                  dml.TensorDesc(data_type, sizes), axes)
+        (output,) = compiled(source)
+        assert [hex(bits) for bits in output.view(bits_type).reshape(-1).tolist()] == [hex(bits) for bits in want]
+
+
 # -- the binding model ------------------------------------------------------------------------------------------------
 
 def _sum_rows() -> dml.CompiledOperator:

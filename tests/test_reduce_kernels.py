@@ -21,6 +21,11 @@ INDEX_DTYPES = [np.dtype(t) for t in (np.uint32, np.int32, np.uint64, np.int64)]
 ALL_FUNCTIONS = list(range(12))
 FLOAT_ONLY = {rk.AVERAGE, rk.L2, rk.LOG_SUM, rk.LOG_SUM_EXP}
 SENTINEL_BYTE = 0x5A
+#: The canonical quiet NaN (sign clear, quiet bit set, zero payload) that a NaN result of MAX/MIN is.
+QUIET_NAN_BITS = {np.dtype(np.float16): 0x7E00, np.dtype(np.float32): 0x7FC00000,
+                  np.dtype(np.float64): 0x7FF8000000000000}
+#: A negative quiet NaN with a payload bit that survives the conversion to FLOAT32 and FLOAT16 (0xffc80000, 0xfe40).
+NEGATIVE_PAYLOAD_NAN = float(np.array(0xFFF9000000000000, np.uint64).view(np.float64))
 MAX_ELEMENTS = 600
 
 # (sizes, input strides, output strides, axes)
@@ -159,6 +164,9 @@ def run_and_check(function: int, in_dtype: np.dtype[Any], out_dtype: np.dtype[An
             assert int(got) == ref, f"{where}: got {got}, want {ref}"
         elif math.isnan(ref):
             assert math.isnan(float(got)), f"{where}: got {got}, want NaN"
+            if function in (rk.MAX, rk.MIN):  # the canonical quiet NaN, whichever NaNs the group holds
+                bits = out[pos : pos + 1].view(f"u{out_dtype.itemsize}")[0]
+                assert bits == QUIET_NAN_BITS[out_dtype], f"{where}: got NaN bits {int(bits):#x}"
         else:
             with np.errstate(over="ignore"):
                 want = float(out_dtype.type(ref))
@@ -207,7 +215,7 @@ def make_values(rng: np.random.Generator, function: int, dtype: np.dtype[Any], n
     else:
         v = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4)
     if specials:
-        for value in (math.nan, math.inf, -math.inf, -0.0):
+        for value in (math.nan, NEGATIVE_PAYLOAD_NAN, math.inf, -math.inf, -0.0):
             mask = rng.random(n) < 0.03
             v[mask] = value
     values: npt.NDArray[Any] = v.astype(dtype)
@@ -313,6 +321,32 @@ def test_max_min_propagate_nan() -> None:
     assert reduce_array(rk.MAX, a, (1,))[1, 0] == np.inf
     assert reduce_array(rk.MIN, a, (1,))[1, 0] == -np.inf
     assert np.isnan(reduce_array(rk.MIN, a, (0, 1)).item())
+
+
+@pytest.mark.parametrize("threads", [False, True], ids=["one thread", "threads"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_max_min_nan_is_the_canonical_quiet_nan(dtype: np.dtype[Any], threads: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rows of NaNs of both signs, with a payload, signaling: every path (NumPy's runs, both numba families, on the
+    # threads too, and one output in segments) stores the canonical quiet NaN; a row without NaN keeps its extreme.
+    if threads:  # as the `threaded` fixture below
+        monkeypatch.setattr(rk, "_PARALLEL_MIN_ELEMENTS", 0)
+        monkeypatch.setattr(rk, "_MIN_TILE", 16)
+        monkeypatch.setattr(rk, "_SEGMENT", 64)
+    bits = {np.dtype(np.float16): (0x7E00, 0xFE00, 0xFE45, 0x7C01, 0x3C00),
+            np.dtype(np.float32): (0x7FC00000, 0xFFC00000, 0xFFC12345, 0x7F800001, 0x3F800000),
+            np.dtype(np.float64): (0x7FF8000000000000, 0xFFF8000000000000, 0xFFF8000000012345, 0x7FF0000000000001,
+                                   0x3FF0000000000000)}[dtype]
+    quiet, negative, payload, signaling, one = bits
+    raw = np.array([[one, negative, quiet], [payload, one, one], [one, signaling, negative], [one, one, one]],
+                   f"u{dtype.itemsize}")
+    x = np.ascontiguousarray(np.tile(raw, (1, 700))).view(dtype)   # runs long enough for four streams
+    want = [QUIET_NAN_BITS[dtype]] * 3 + [int(one)]
+    for function in (rk.MAX, rk.MIN):
+        for data, axes, expected in ((x, (1,), want), (x.T.copy(), (0,), want),
+                                     (x, (0, 1), [QUIET_NAN_BITS[dtype]])):
+            got = reduce_array(function, data, axes).reshape(-1).view(f"u{dtype.itemsize}")
+            assert [hex(b) for b in got.tolist()] == [hex(b) for b in expected], (function, axes)
 
 
 def test_integer_wraparound() -> None:

@@ -189,6 +189,11 @@ def _isnan(v: Any) -> Any:
     raise NotImplementedError
 
 
+def _quiet(v: Any) -> Any:
+    """v, or the canonical quiet NaN of its type (sign clear, zero payload) where v is NaN: the MAX/MIN ruling."""
+    raise NotImplementedError
+
+
 def _vmax(a: Any, b: Any) -> Any:
     raise NotImplementedError
 
@@ -345,6 +350,23 @@ def _isnan_impl(v: Any) -> Any:
         return is_float and v != v
 
     return isnan
+
+
+@overload(_quiet)
+def _quiet_impl(v: Any) -> Any:
+    if isinstance(v, types.Float):
+        # NaN's bits: 0x7ff8000000000000 as float64, 0x7fc00000 as float32 (FLOAT16 stores it as 0x7e00).
+        canonical = np.float64(np.nan) if v.bitwidth == 64 else np.float32(np.nan)
+
+        def quiet(v: Any) -> Any:
+            return v if v == v else canonical
+
+        return quiet
+
+    def same(v: Any) -> Any:
+        return v
+
+    return same
 
 
 @overload(_vmax)
@@ -857,7 +879,7 @@ def _accum_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
 def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1: int) -> None:
-    """MAX, MIN (NaN-propagating)."""
+    """MAX, MIN (NaN-propagating: a NaN result is stored as the canonical quiet NaN, whichever NaN came first)."""
     prefer_wide_vectors()
     is_min = meta[_M_OP] == MIN
     n_out = meta[_M_NOUT]
@@ -879,7 +901,7 @@ def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1
             for j in range(1, n_rtab):
                 part = _run_extreme(x, base + rtab[j], lr, sr, is_min, tag)
                 m = _vmin(m, part) if is_min else _vmax(m, part)
-            _store(out, ob_out[o] + k * sk_out, m, tag)
+            _store(out, ob_out[o] + k * sk_out, _quiet(m), tag)
         return
     tile = meta[_M_TILE]
     n_tiles = (lk + tile - 1) // tile
@@ -902,7 +924,7 @@ def _extreme_kernel(x: Any, out: Any, meta: Any, tab: Any, tag: Any, u0: int, u1
                         accv[k] = _vmax(accv[k], _loadn(x, rb + k * sk_in, tag))
         obase = ob_out[o] + t0 * sk_out
         for k in range(tl):
-            _store(out, obase + k * sk_out, accv[k], tag)
+            _store(out, obase + k * sk_out, _quiet(accv[k]), tag)
 
 
 @numba.njit(cache=True, fastmath=_FASTMATH)
@@ -1134,7 +1156,7 @@ def _split_threads(x: Any, out: Any, meta: Any, tab: Any, tag: Any) -> None:
         m = extremes[0]
         for g in range(1, segments):
             m = _vmin(m, extremes[g]) if op == MIN else _vmax(m, extremes[g])
-        _store(out, target, m, tag)
+        _store(out, target, _quiet(m), tag)
         return
     partials = _acc_empty(x, tag, segments)
     for g in numba.prange(segments):
@@ -1237,10 +1259,11 @@ class _NumpyRunPlan:
         source = np.ndarray(self._in_shape, self._in_dtype, buffer=x, strides=self._in_strides)
         target = np.ndarray((self._rows,), self._out_dtype, buffer=out, strides=self._out_strides)
         function = self._function
-        if function == MAX:
-            np.max(source, axis=1, out=target)
-        elif function == MIN:
-            np.min(source, axis=1, out=target)
+        if function in (MAX, MIN):
+            (np.max if function == MAX else np.min)(source, axis=1, out=target)
+            if target.dtype.kind == "f":
+                # Which NaN NumPy propagates depends on its SIMD loop: a NaN result is the canonical quiet NaN.
+                np.copyto(target, np.nan, where=np.isnan(target))
         else:  # the index comes as intp; a per-call buffer keeps concurrent dispatches apart
             index = np.argmax(source, axis=1) if function == ARGMAX else np.argmin(source, axis=1)
             target[...] = index

@@ -130,6 +130,13 @@ def _lowest_or_highest(data_type: DataType, highest: bool) -> str:
     return _raw_literal(data_type, bits)
 
 
+def _quiet_nan(data_type: DataType) -> str:
+    """The raw bits of the canonical quiet NaN (sign clear, quiet bit set, zero payload) that a NaN result of MIN
+    and MAX is; integers have no NaN, so any value of their raw type does."""
+    bits = {D.FLOAT32: 0x7FC00000, D.FLOAT16: 0x7E00}.get(data_type, 0)
+    return _raw_literal(data_type, bits)
+
+
 def _key_functions(data_type: DataType) -> str:
     """is_nan_raw, order_key (floats: -0 below +0) and value_key (floats: -0 equals +0) of raw values: integer
     keys that order as the values do, so comparisons are exact and never see a flushed subnormal."""
@@ -197,7 +204,7 @@ def state_source(function: ReduceFunction, source: DataType, result: DataType, r
         highest = function is R.MIN
         text = _key_functions(source) + template(
             "reduce_extreme.wgsl", RAW_IN=wgsl.raw_type(source), IDENTITY=_lowest_or_highest(source, highest),
-            BETTER="<" if highest else ">")
+            BETTER="<" if highest else ">", QUIET_NAN=_quiet_nan(source))
         words, raw_from = _raw_words(source, "s")
         return StateSource(text, words, raw_from)
     if function is R.LOG_SUM_EXP:

@@ -1,7 +1,8 @@
 """REDUCE, ARGMIN and ARGMAX on small tensors, in NumPy, by the rulings the numba kernels follow (README, Rulings):
 integers wrap around in their own type, floats accumulate in FLOAT64 and are rounded once, MIN/MAX propagate NaN
-and order -0 below +0, LOG_SUM_EXP is max-shifted, ARGMIN/ARGMAX index row-major over the reduced axes in
-increasing order with ties and NaN going to the first index (INCREASING) or the last (DECREASING)."""
+(as the canonical quiet NaN) and order -0 below +0, LOG_SUM_EXP is max-shifted, ARGMIN/ARGMAX index row-major over
+the reduced axes in increasing order with ties and NaN going to the first index (INCREASING) or the last
+(DECREASING)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def _reduce(function: ReduceFunction, x: FlatArray, axes: tuple[int, ...], decre
             if function is F.MAX:
                 zero_sign = ~np.logical_or.reduce(~np.signbit(x) & (x == 0), axis=axes, keepdims=True)
             extreme = np.where(extreme == 0, np.where(zero_sign, -0.0, 0.0).astype(x.dtype), extreme)
+        if x.dtype.kind == "f":  # a NaN result is the canonical quiet NaN, whichever NaN NumPy's loop propagated
+            np.copyto(extreme, np.nan, where=np.isnan(extreme))
         return cast(FlatArray, extreme)
     if x.dtype.kind != "f":  # integers: SUM, MULTIPLY, L1, SUM_SQUARE, wrapping in their own type
         values = np.abs(x) if function is F.L1 else x * x if function is F.SUM_SQUARE else x
