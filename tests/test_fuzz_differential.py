@@ -17,10 +17,10 @@ few distinct values (ties); indices around their bounds with the type's extremes
   Dask array cut into random chunks, computed with the synchronous scheduler.
 
 and compares: bit for bit across the backends where README says results are exact (SPLIT, JOIN, ONE_HOT, the
-gathers, MIN, MAX, ARGMIN, ARGMAX, integer outputs; on Dask, the standalone activations too; a NaN of MIN or MAX
-matches any NaN, see `any_nan_bits`); every floating result
-within the bounds of the operator's oracle (`test_fuzz_descriptors.check_outputs`, the checkers of the property
-tests); an operator without an oracle there is compared across the backends within FLOAT16/FLOAT32 tolerances.
+gathers, MIN, MAX (a NaN result is the canonical quiet NaN), ARGMIN, ARGMAX, integer outputs; on Dask, the
+standalone activations too); every floating result within the bounds of the operator's oracle
+(`test_fuzz_descriptors.check_outputs`, the checkers of the property tests); an operator without an oracle there is
+compared across the backends within FLOAT16/FLOAT32 tolerances.
 
 What the graph cannot express: its operator nodes' outputs are always packed, so the Dask run gets the descriptor
 with its outputs packed (the results are compared as logical arrays). The node is added the way every operator
@@ -285,19 +285,8 @@ def exact(desc: dml.OperatorDesc, output: np.ndarray) -> bool:
     return isinstance(desc, dml.ReduceOperatorDesc) and desc.function.name in EXACT_REDUCTIONS
 
 
-def any_nan_bits(desc: dml.OperatorDesc) -> bool:
-    """REDUCE MIN and MAX propagate NaN (DECISIONS 11) but not one NaN's bits: the kernels disagree on its sign
-    (numba's and NumPy's keep a first negative NaN's sign or not depending on the block, the gpu keeps it), so any
-    NaN matches any NaN there; every other bit must match."""
-    return isinstance(desc, dml.ReduceOperatorDesc) and desc.function.name in ("MIN", "MAX")
-
-
-def assert_same_bits(what: str, got: np.ndarray, expected: np.ndarray, *, any_nan: bool = False) -> None:
+def assert_same_bits(what: str, got: np.ndarray, expected: np.ndarray) -> None:
     assert got.dtype == expected.dtype and got.shape == expected.shape, (what, got.dtype, got.shape, expected.shape)
-    if any_nan and got.dtype.kind == "f":
-        both = np.isnan(got) & np.isnan(expected)
-        got = np.where(both, np.nan, got).astype(got.dtype)
-        expected = np.where(both, np.nan, expected).astype(got.dtype)
     if got.tobytes() != expected.tobytes():
         bits, baseline = got.view(f"u{got.dtype.itemsize}"), expected.view(f"u{got.dtype.itemsize}")
         bad = np.argwhere(bits != baseline)
@@ -324,7 +313,7 @@ def compare(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Sequence[np
         for index, (got, expected) in enumerate(zip(outputs, results[baseline], strict=True)):
             what = f"{desc.label} output {index} on {backend} against {baseline}"
             if exact(desc, got):
-                assert_same_bits(what, got, expected, any_nan=any_nan_bits(desc))
+                assert_same_bits(what, got, expected)
             elif not oracle:
                 assert_close(what, got, expected)
 
