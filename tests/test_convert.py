@@ -20,7 +20,6 @@ from opendml.convert import (
     error_text,
     range_text,
     to_bool,
-    to_data_type,
     to_enum,
     to_flags,
     to_float,
@@ -32,6 +31,7 @@ from opendml.convert import (
     to_uint_list,
     to_write_bytes,
 )
+from opendml.types import to_data_type
 
 L, F = "Op", "Field"    # the label and field of every message here
 

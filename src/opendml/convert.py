@@ -5,7 +5,7 @@ argument through one of these helpers, so that a field added later is safe by co
 value converted for its field, or raises ValidationError naming the operator or function (`label`), the field, the
 value received (through `describe`, bounded whatever its size or depth) and what is allowed. No raw Python exception
 (TypeError, OverflowError, RecursionError, or whatever a hostile `__index__`, `__float__`, `__iter__` or `__repr__`
-raises) comes out of them, and nothing is ever silently defaulted (`to_data_type(None)` is an error, not FLOAT64).
+raises) comes out of them, and nothing is ever silently defaulted (`types.to_data_type(None)` is an error, not FLOAT64).
 
 The rulings, alike for every field of a kind:
 
@@ -18,10 +18,12 @@ The rulings, alike for every field of a kind:
   Nested lists are never recursed into: an item that is a list is refused as an item.
 - Flags (`to_flags`): a member, its integer value (only the type's bits), its name (short or DML's long one), or a
   flat list of those (OR-ed).
-- Enums (`to_enum`, `to_data_type`): a member, its value, or its name (short or DML's long one); never a member of
+- Enums (`to_enum`, `to_dtype_enum`): a member, its value, or its name (short or DML's long one); never a member of
   another enum. Names are matched exactly as DML spells them, as DxDispatch's parsers match them (strcmp): no other
   case and no whitespace around them (a message names the near miss). A data type may also be a NumPy dtype (or a
   str or type NumPy reads as one, as exactly as NumPy reads it) that has a DML data type.
+  This module imports nothing of opendml's but its errors: `types` builds its enums' parsers on it
+  (`types.to_data_type` is `to_dtype_enum` over DataType).
 - Names (`to_name`): a non-empty str of at most MAX_NAME_LENGTH characters that a terminal shows as it is: no lone
   surrogates (not UTF-8), no control characters (C0, DEL, C1), line or paragraph separators, nor bidirectional
   overrides. Names reach messages and printed output, which must not be able to fake or hide text.
@@ -38,14 +40,11 @@ import unicodedata
 from collections.abc import Mapping, Set
 from decimal import Decimal
 from operator import index as operator_index
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import ValidationError
-
-if TYPE_CHECKING:
-    from .types import DataType
 
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
@@ -408,34 +407,34 @@ def _one_flag(label: str, field: str, value: object, flag_type: type[FlagT], pre
     return flag_type(number)
 
 
-def to_data_type(label: str, field: str, value: object) -> DataType:
-    """A DataType from a member, its value (0 to 13), its name (FLOAT16 or DML_TENSOR_DATA_TYPE_FLOAT16) or a NumPy
-    dtype with a DML data type (np.float16, "float16", "f2", np.dtype("<f2")). None is refused: NumPy reads it as
-    float64, which would hide a missing argument."""
-    from .types import _NUMPY, DataType  # types imports this module
-
-    if isinstance(value, DataType):
+def to_dtype_enum(label: str, field: str, value: object, enum_type: type[EnumT], prefix: str,
+                  dtypes: Mapping[EnumT, np.dtype[Any]]) -> EnumT:
+    """A member of a data-type enum (types.DataType, through types.to_data_type) from a member, its value, its name
+    (FLOAT16 or DML's, with `prefix` DML_TENSOR_DATA_TYPE_) or a NumPy dtype that `dtypes` maps a member to
+    (np.float16, "float16", "f2", np.dtype("<f2")). None is refused: NumPy reads it as float64, which would hide a
+    missing argument."""
+    if isinstance(value, enum_type):
         return value
-    allowed = f"a DataType: {_enum_allowed(DataType, 'DML_TENSOR_DATA_TYPE_', '')}, or a NumPy dtype that has one"
+    allowed = f"a {enum_type.__name__}: {_enum_allowed(enum_type, prefix, '')}, or a NumPy dtype that has one"
     if isinstance(value, str):
-        member = _member_by_name(DataType, value, "DML_TENSOR_DATA_TYPE_", "")
+        member = _member_by_name(enum_type, value, prefix, "")
         if member is not None:
             return member
     elif not isinstance(value, (type, np.dtype)):
         if isinstance(value, enum.Enum) or getattr(type(value), "__index__", None) is None:
             raise _refuse(label, field, value, allowed)
         try:
-            return DataType(_as_integer(label, field, value, allowed))
+            return enum_type(_as_integer(label, field, value, allowed))
         except ValueError:
             raise _refuse(label, field, value, allowed) from None
     try:
         dtype = np.dtype(value)
     except Exception:  # NumPy raises TypeError, ValueError, and whatever a hostile type's dtype attribute does
-        near = _near_name(DataType, value, "DML_TENSOR_DATA_TYPE_", "") if isinstance(value, str) else ""
+        near = _near_name(enum_type, value, prefix, "") if isinstance(value, str) else ""
         raise _refuse(label, field, value, allowed, near or "neither a DML data type nor a NumPy dtype") from None
-    for data_type, numpy_dtype in _NUMPY.items():
+    for member, numpy_dtype in dtypes.items():
         if numpy_dtype == dtype:
-            return data_type
+            return member
     raise _refuse(label, field, value, allowed, f"NumPy dtype {_clip(str(dtype), _TEXT_LIMIT)} has no DML data type")
 
 

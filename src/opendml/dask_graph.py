@@ -50,12 +50,13 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from .device import Binding, CompiledOperator, Device
+from .device import Binding, CompiledOperator, Device, Operator
 from .errors import BindingError, DmlError, UnsupportedError
+from .layout import lay_out_input, tensor_view
 from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
@@ -69,9 +70,6 @@ from .ops.reduce import ReduceOperatorDesc, reduced_sizes
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc, packed_strides
 from .types import DataType, ExecutionFlags, FeatureLevel, ReduceFunction
-
-if TYPE_CHECKING:
-    from .graph import CompiledGraph, Expression
 
 __all__ = ["is_dask_array", "lower"]
 
@@ -605,10 +603,8 @@ def _input_chunk(name: str, data_type: DataType, block: Any, block_info: dict[An
 def _check_aliased(desc: TensorDesc, name: str, block: Any) -> NDArray:
     """The input laid out at its strides reads back as given (where strides alias, the aliased elements are equal),
     as a dispatch on NumPy arrays requires."""
-    from .graph import _tensor_view, lay_out_input
-
     array = np.asarray(block)
-    lay_out_input(_tensor_view(np.zeros(desc.total_tensor_size_in_bytes, np.uint8), 0, desc, writable=True), array,
+    lay_out_input(tensor_view(np.zeros(desc.total_tensor_size_in_bytes, np.uint8), 0, desc, writable=True), array,
                   True, name)
     return array
 
@@ -656,6 +652,52 @@ def _check_chunk_limits(desc: OperatorDesc, inputs: Sequence[DaskArray | None], 
     for (name, tensor), array in zip(slots, [*inputs, *outputs], strict=True):
         if tensor is not None and array is not None:
             _check_largest_chunk(desc, name, array)
+
+
+class _Node(Protocol):
+    """What `lower` reads of a graph's node (graph._Node); graph.py is not imported (it imports this module)."""
+
+    @property
+    def inputs(self) -> Sequence[Expression | None]: ...
+    @property
+    def outputs(self) -> Sequence[Expression]: ...
+    @property
+    def operator(self) -> Operator | None: ...
+    @property
+    def data(self) -> NDArray | None: ...
+
+
+class Expression(Protocol):
+    """What `lower` reads of a graph.Expression."""
+
+    @property
+    def node(self) -> _Node: ...
+    @property
+    def desc(self) -> TensorDesc: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def sizes(self) -> tuple[int, ...]: ...
+
+
+class _Graph(Protocol):
+    @property
+    def device(self) -> Device: ...
+
+
+class CompiledGraph(Protocol):
+    """What `lower` reads of a graph.CompiledGraph."""
+
+    @property
+    def graph(self) -> _Graph: ...
+    @property
+    def flags(self) -> ExecutionFlags: ...
+    @property
+    def inputs(self) -> Sequence[Expression]: ...
+    @property
+    def outputs(self) -> Sequence[Expression]: ...
+    @property
+    def _nodes(self) -> Sequence[tuple[_Node, CompiledOperator]]: ...
 
 
 def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]:

@@ -18,7 +18,6 @@ from .convert import (
     error_text,
     printable,
     to_bool,
-    to_data_type,
     to_enum,
     to_flags,
     to_name,
@@ -28,7 +27,7 @@ from .convert import (
 from .errors import BindingError, UnsupportedError, ValidationError
 from .ops.base import OperatorDesc
 from .tensor import MINIMUM_BUFFER_TENSOR_ALIGNMENT, TensorDesc
-from .types import ExecutionFlags, FeatureLevel, TensorFlags
+from .types import ExecutionFlags, FeatureLevel, TensorFlags, to_data_type
 
 #: The backend of `Device(backend=None)`. The test suite sets it to run the same tests on every backend.
 DEFAULT_BACKEND = "cpu"

@@ -30,9 +30,11 @@ from typing import Any, cast
 import numpy as np
 
 from .backends import HOST_BUFFER_ALIGNMENT, DeviceMemory
-from .convert import describe, to_data_type, to_enum, to_flags, to_int, to_name, to_sequence, to_uint, to_uint_list
+from .convert import describe, to_enum, to_flags, to_int, to_name, to_sequence, to_uint, to_uint_list
 from .device import Binding, CompiledOperator, Device, Operator, logical_array
 from .errors import BindingError, UnsupportedError, ValidationError
+from .layout import lay_out_input
+from .layout import tensor_view as _tensor_view
 from .ops.activations import (
     ActivationCeluOperatorDesc,
     ActivationEluOperatorDesc,
@@ -64,7 +66,7 @@ from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc
-from .types import AxisDirection, DataType, ExecutionFlags, ReduceFunction, TensorFlags
+from .types import AxisDirection, DataType, ExecutionFlags, ReduceFunction, TensorFlags, to_data_type
 
 __all__ = [
     "CompiledGraph", "Expression", "FusedActivation", "Graph", "PlannedBuffer", "activation_celu", "activation_elu",
@@ -1167,23 +1169,3 @@ def _write_range(memory: DeviceMemory, offset: int, data: NDArray) -> None:
     if not isinstance(memory, GpuBuffer):
         raise TypeError(f"CompiledGraph: no way to write into {memory!r}")
     memory.write(data, offset)
-
-
-def lay_out_input(view: NDArray, array: NDArray, aliased: bool, name: str) -> None:
-    """Copies the input `name` into its tensor's view; where the view's strides alias (map two elements onto one),
-    the input must read back as given."""
-    np.copyto(view, array)
-    if aliased and not np.array_equal(view, array, equal_nan=True):
-        raise BindingError(f"CompiledGraph: input {name!r} differs where its strides map two elements onto one (a "
-                           f"stride of 0 broadcasts one value)")
-
-
-def _tensor_view(arena: NDArray, offset: int, desc: TensorDesc, *, writable: bool) -> NDArray:
-    """The logical array of a tensor placed at `offset` in the arena, addressed through its element strides."""
-    dtype = desc.data_type.numpy_dtype
-    size = desc.total_tensor_size_in_bytes
-    flat = arena[offset: offset + size - size % dtype.itemsize].view(dtype)
-    view: NDArray = np.lib.stride_tricks.as_strided(
-        flat, shape=desc.sizes, strides=tuple(stride * dtype.itemsize for stride in desc.element_strides),
-        writeable=writable)
-    return view

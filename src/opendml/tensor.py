@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .convert import UINT64_MAX, to_data_type, to_flags, to_uint, to_uint_list
+from .convert import UINT64_MAX, to_flags, to_uint, to_uint_list
 from .errors import ValidationError
-from .types import DataType, TensorFlags
+from .types import DataType, TensorFlags, to_data_type
 
 MAX_DIMENSION_COUNT = 8          # DML_TENSOR_DIMENSION_COUNT_MAX1
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .convert import to_data_type, to_enum, to_flags
+from .convert import to_dtype_enum, to_enum, to_flags
 from .errors import ValidationError
 
 EnumT = TypeVar("EnumT", bound=enum.Enum)
@@ -56,7 +56,7 @@ class DataType(enum.IntEnum):
     @classmethod
     def parse(cls, value: object) -> DataType:
         """Accepts a DataType, its value, a NumPy dtype (or a str or type NumPy reads as one), "FLOAT16" or
-        "DML_TENSOR_DATA_TYPE_FLOAT16" (convert.to_data_type)."""
+        "DML_TENSOR_DATA_TYPE_FLOAT16" (to_data_type)."""
         return to_data_type("DataType", "", value)
 
 
@@ -70,6 +70,13 @@ _NUMPY: dict[DataType, np.dtype[Any]] = {
     for data_type in DataType
     if data_type not in (DataType.UNKNOWN, DataType.UINT4, DataType.INT4)
 }
+
+
+def to_data_type(label: str, field: str, value: object) -> DataType:
+    """A DataType field from a member, its value (0 to 13), its name (FLOAT16 or DML_TENSOR_DATA_TYPE_FLOAT16) or a
+    NumPy dtype with a DML data type (np.float16, "float16", "f2", np.dtype("<f2")); never None, which NumPy reads
+    as float64 (convert.to_dtype_enum)."""
+    return to_dtype_enum(label, field, value, DataType, "DML_TENSOR_DATA_TYPE_", _NUMPY)
 
 
 class FeatureLevel(enum.IntEnum):
