@@ -166,6 +166,30 @@ class AxisDirection(enum.IntEnum):
         return parse_enum(cls, value, "DML_AXIS_DIRECTION_")
 
 
+class RoundingMode(enum.IntEnum):
+    """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND)."""
+
+    HALVES_TO_NEAREST_EVEN = 0
+    TOWARD_ZERO = 1
+    TOWARD_INFINITY = 2
+
+    @classmethod
+    def parse(cls, value: object) -> RoundingMode:
+        return parse_enum(cls, value, "DML_ROUNDING_MODE_")
+
+
+class IsInfinityMode(enum.IntEnum):
+    """DML_IS_INFINITY_MODE (ELEMENT_WISE_IS_INFINITY)."""
+
+    EITHER = 0
+    POSITIVE = 1
+    NEGATIVE = 2
+
+    @classmethod
+    def parse(cls, value: object) -> IsInfinityMode:
+        return parse_enum(cls, value, "DML_IS_INFINITY_MODE_")
+
+
 def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
     """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name (convert.to_enum)."""
     return to_enum(enum_type.__name__, "", value, enum_type, prefix)

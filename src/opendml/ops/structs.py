@@ -1,0 +1,36 @@
+"""DirectML's small structs and unions that operator descriptors hold as fields (DirectML.h).
+
+- `ScaleBias` (DML_SCALE_BIAS): Scale and Bias, applied to an input before an element-wise operator's function,
+  f(x * Scale + Bias). Both FLOAT: finite, within FLOAT32's range, stored rounded to FLOAT32 as DML holds them.
+- `ScalarValue` (DML_SCALAR_UNION): one scalar whose type a sibling DataType field gives (CLIP1's Min and Max, typed
+  by MinMaxDataType): a Python int for the integer types (exact, INT64 and UINT64 included), a float for the float
+  types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+import numpy as np
+
+from ..convert import to_float
+
+__all__ = ["ScalarValue", "ScaleBias"]
+
+#: A DML_SCALAR_UNION's value: an int for the integer data types, a float for the float ones (model/fields.py reads a
+#: field of this type as a scalar union typed by the DataType field before it).
+ScalarValue: TypeAlias = int | float
+
+
+@dataclass(frozen=True)
+class ScaleBias:
+    """DML_SCALE_BIAS: f(x * scale + bias). Each a finite FLOAT, stored rounded to FLOAT32."""
+
+    scale: float = 1.0
+    bias: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name, dml_name in (("scale", "Scale"), ("bias", "Bias")):
+            value = to_float("DML_SCALE_BIAS", dml_name, getattr(self, name))
+            object.__setattr__(self, name, float(np.float32(value)))
