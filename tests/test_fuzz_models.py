@@ -44,6 +44,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from test_cli import EXPECTED, deadline
+from test_elementwise_samples import EXPECTED as ELEMENTWISE_SAMPLES
 
 from opendml.cli import main
 from opendml.model.reader import default_max_memory
@@ -95,6 +96,8 @@ def make_sandbox(root: Path) -> dict[str, Path]:
         folder.mkdir()
     np.save(secret / "passwd.npy", np.arange(9, dtype=np.float32))
     (secret / "passwd.bin").write_bytes(b"\0" * 36)
+    for data in (*EXAMPLES.glob("*.npy"), *EXAMPLES.glob("*.dat")):   # the files the examples read
+        (model / data.name).write_bytes(data.read_bytes())
     np.save(model / "data.npy", np.arange(9, dtype=np.float32))
     np.arange(9, dtype=np.float32).tofile(model / "data.bin")
     np.save(model / "pickled.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
@@ -317,7 +320,7 @@ def test_fuzz_models_dispatch(case: tuple[str, Any, int]) -> None:
     note(f"{name} after {mutations} mutations: {json.dumps(document)[:3000]}")
     status, stdout, stderr = fuzz_one(document)
     if mutations == 0:
-        assert status == 0 and stdout.splitlines() == EXPECTED[name], (stdout, stderr)
+        assert status == 0 and stdout.splitlines() == {**EXPECTED, **ELEMENTWISE_SAMPLES}[name], (stdout, stderr)
 
 
 @settings(MODEL_SETTINGS, max_examples=max(20, MODEL_EXAMPLES // 3))
