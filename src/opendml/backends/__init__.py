@@ -122,6 +122,13 @@ KERNEL_MODULES = {
 }
 
 
+def kernel_module(desc: object) -> str | None:
+    """The kernel module of a descriptor: its class's KERNEL_MODULE (a family's engine: every element-wise operator
+    names "elementwise"), else KERNEL_MODULES' entry, else None (no kernel)."""
+    module: str | None = getattr(type(desc), "KERNEL_MODULE", None)
+    return module or KERNEL_MODULES.get(type(desc).__name__)
+
+
 class Backend(Protocol):
     name: str
 

@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import KERNEL_MODULES, DeviceMemory, FlatArray, HostBuffer, Kernel, host_buffer
+from .. import DeviceMemory, FlatArray, HostBuffer, Kernel, host_buffer, kernel_module
 
 #: Descriptors whose every tensor has at most this many elements run the NumPy kernels of `small/` (where the operator
 #: has one). Tests set the limits to 0 (numba's kernels always) or to a huge value (the small ones always) to run both.
@@ -126,7 +126,7 @@ class CpuBackend:
         raise NotImplementedError("the cpu backend records no work to replay")
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
-        module_name = KERNEL_MODULES.get(type(desc).__name__)
+        module_name = kernel_module(desc)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the cpu backend")
 

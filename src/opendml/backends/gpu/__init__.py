@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
-from .. import KERNEL_MODULES, DeviceMemory, Kernel
+from .. import DeviceMemory, Kernel, kernel_module
 from .context import AdapterInfo, GpuBuffer, GpuContext, get_context, list_adapters
 from .elementwise import OTHER_PARAMETER_BYTES, Output
 from .wgsl import needs_int64
@@ -65,7 +65,7 @@ class GpuBackend:
                                        f"max-storage-buffer-binding-size ({limit} bytes)")
 
     def compile(self, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
-        module_name = KERNEL_MODULES.get(type(desc).__name__)
+        module_name = kernel_module(desc)
         if module_name is None:
             raise UnsupportedError(f"{desc.label} is not implemented by the gpu backend")
         module = importlib.import_module(f"{__name__}.{module_name}")
