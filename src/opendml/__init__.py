@@ -41,6 +41,7 @@ from .graph import (
     reduce,
     split,
 )
+from .ops import elementwise as _element_wise
 from .ops.activations import (
     ActivationCeluOperatorDesc,
     ActivationEluOperatorDesc,
@@ -70,8 +71,19 @@ from .ops.mean_variance_normalization1 import MeanVarianceNormalization1Operator
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
+from .ops.structs import ScaleBias
 from .tensor import TensorDesc, calc_buffer_tensor_size
-from .types import AxisDirection, DataType, ExecutionFlags, FeatureLevel, OperatorType, ReduceFunction, TensorFlags
+from .types import (
+    AxisDirection,
+    DataType,
+    ExecutionFlags,
+    FeatureLevel,
+    IsInfinityMode,
+    OperatorType,
+    ReduceFunction,
+    RoundingMode,
+    TensorFlags,
+)
 
 __version__ = "0.1.0"
 
@@ -94,3 +106,9 @@ __all__ = [
     "arg_min", "calc_buffer_tensor_size", "gather_nd", "join", "list_adapters", "mean_variance_normalization",
     "one_hot", "reduce", "split",
 ]
+
+# The element-wise family's descriptor classes are generated from its rows (ops/elementwise.py): exported by name,
+# with nothing to keep in step here when a row is added.
+globals().update({cls.__name__: cls for cls in _element_wise.CLASSES.values()})
+__all__ += [cls.__name__ for cls in _element_wise.CLASSES.values()]
+__all__ += ["IsInfinityMode", "RoundingMode", "ScaleBias"]

@@ -271,6 +271,8 @@ class ElementWiseOperatorDesc(OperatorDesc):
     """Base of the generated DML_ELEMENT_WISE_*_OPERATOR_DESC classes (frozen dataclasses; see the module doc)."""
 
     INFO: ClassVar[ElementWiseInfo]
+    #: The family's one kernel module on every backend (backends/<name>/element_wise.py).
+    KERNEL_MODULE: ClassVar[str] = "element_wise"
 
     @classmethod
     def info(cls) -> ElementWiseInfo:

@@ -30,7 +30,7 @@ SMALL_TENSOR_ELEMENTS = 1024
 INTERPRETED_TENSOR_ELEMENTS = 128
 #: The operators (their KERNEL_MODULES names) that have a small-tensor kernel in `small/`, and the limit of each.
 SMALL_KERNEL_MODULES = {
-    **dict.fromkeys(("reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1"),
+    **dict.fromkeys(("reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1", "element_wise"),
                     "SMALL_TENSOR_ELEMENTS"),
     **dict.fromkeys(("activations", "mean_variance_normalization", "mean_variance_normalization1"),
                     "INTERPRETED_TENSOR_ELEMENTS"),

@@ -1,0 +1,54 @@
+"""The element-wise operators on small tensors: each descriptor's formula tree rendered by NumPy (formula.evaluate)
+over strided views of the bound ranges (zero strides broadcast, any other strides read in place).
+
+Every input is read whole before the output is written, so in-place dispatches need no care. Floats compute in the
+compute float (FLOAT16 widened exactly, the result rounded once), integers exactly in 64 bits and wrapped to the
+output's width on store (formula.py); ScaleBias applies to the scaled inputs first, in the compute float.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from ....formula import F, I, compute_float, evaluate, load, store
+from ....ops.base import OperatorDesc
+from ....ops.elementwise import ElementWiseOperatorDesc
+from ....types import ExecutionFlags
+from ... import Kernel
+from . import FlatArray, viewer
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    operator = cast(ElementWiseOperatorDesc, desc)
+    tree = operator.formula_tree()
+    parameters: dict[str, Any] = operator.formula_parameters()
+    tensors = operator.present_tensors()
+    view_types = {name: operator.view_type(name) for name in tensors}
+    float_type = compute_float(view_types)
+    views = {name: viewer(tensor) for name, tensor in tensors.items()}
+    scale_bias, scaled = operator.scale_bias_value(), operator.scaled_inputs()
+    inputs_of = [(name, variable) for name, variable in operator.INFO.inputs]
+    output_type, shape = view_types["OutputTensor"], tensors["OutputTensor"].sizes
+
+    def read(name: str, flat: FlatArray) -> Any:
+        data_type = view_types[name]
+        value = load(views[name](flat.view(data_type.numpy_dtype)), F if data_type.is_float else I, data_type,
+                     float_type)
+        if name in scaled and scale_bias is not None:
+            dtype = value.dtype.type
+            with np.errstate(all="ignore"):
+                value = value * dtype(scale_bias.scale) + dtype(scale_bias.bias)
+        return value
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        env = dict(parameters)
+        for (name, variable), flat in zip(inputs_of, inputs, strict=True):
+            if flat is not None:
+                env[variable] = read(name, flat)
+        result = np.broadcast_to(store(evaluate(tree, env, output_type), output_type), shape)
+        views["OutputTensor"](outputs[0].view(output_type.numpy_dtype))[...] = result
+
+    return kernel
