@@ -117,11 +117,10 @@ def tensor(data_type: str, sizes: tuple[int, ...], strides: tuple[int, ...] | No
     return dml.TensorDesc(getattr(dml.DataType, data_type), sizes, strides)
 
 
-def element_wise(name: str, late: Callable[[], dict[str, Any]] = dict, **fields: Any) -> Callable[[], dml.OperatorDesc]:
-    """ELEMENT_WISE_<name>'s descriptor from `fields` (DML's field names in snake_case) and `late()` (fields whose
-    values opendml may not define yet), built when called."""
+def element_wise(name: str, **fields: Any) -> Callable[[], dml.OperatorDesc]:
+    """ELEMENT_WISE_<name>'s descriptor from `fields` (DML's field names in snake_case), built when called."""
     camel = "".join(part.capitalize() for part in name.split("_"))
-    return lambda: getattr(dml, f"ElementWise{camel}OperatorDesc")(**fields, **late())
+    return lambda: getattr(dml, f"ElementWise{camel}OperatorDesc")(**fields)
 
 
 def numpy_peer(shape: tuple[int, ...], dtype: Any, call: Callable[[Array], Callable[[], object]],
@@ -219,7 +218,7 @@ def add_row(rng: np.random.Generator, divisor: int) -> Spec:
 def unary(name: str, make_input: Callable[[np.random.Generator, tuple[int, ...]], Array],
           reference: Callable[[Array], Array], numpy_call: Callable[[Array, Array], Callable[[], object]],
           numpy_note: str, torch_name: str, onnx_op: str, sampled: bool = False, ulps: float = 0.0,
-          late: Callable[[], dict[str, Any]] = dict) -> Build:
+          **fields: Any) -> Build:
     """A unary operator on FLOAT32 [4096, 4096]. `reference` gives the float64 result (ulps > 0) or the exact
     FLOAT32 one, of the whole input or (`sampled`) of the positions drawn."""
     def build(rng: np.random.Generator, divisor: int) -> Spec:
@@ -233,7 +232,7 @@ def unary(name: str, make_input: Callable[[np.random.Generator, tuple[int, ...]]
             tx, run = T(x), getattr(torch, torch_name)
             return lambda: run(tx, out=out)
 
-        return Spec(element_wise(name, late, input_tensor=desc, output_tensor=desc), [x], sizes, np.float32,
+        return Spec(element_wise(name, input_tensor=desc, output_tensor=desc, **fields), [x], sizes, np.float32,
                     Expected(values, picks, ulps), numpy_peer(sizes, np.float32, lambda out: numpy_call(x, out),
                                                               numpy_note),
                     torch_call, onnx_op, {"x": x})
@@ -393,10 +392,6 @@ def activation(name: str) -> Build:
     return build
 
 
-def halves_to_nearest_even() -> dict[str, Any]:
-    return {"rounding_mode": dml.RoundingMode.HALVES_TO_NEAREST_EVEN}  # type: ignore[attr-defined]
-
-
 WORKLOADS = (
     Workload("ADD f32 [4096,4096] + [4096,4096]", binary("ADD", np.add, np.float32, F32), MEMORY),
     Workload("MULTIPLY f32 [4096,4096] * [4096,4096]", binary("MULTIPLY", np.multiply, np.float32, F32), MEMORY),
@@ -412,7 +407,9 @@ WORKLOADS = (
     Workload("POW f32 [4096,4096] ^ [4096,4096]", power, TRANSCENDENTAL),
     Workload("ROUND f32 [4096,4096] halves to even", unary("ROUND", round_input, np.rint,
                                                            lambda x, out: lambda: np.rint(x, out=out), "np.rint(out=)",
-                                                           "round", "Round", late=halves_to_nearest_even), MEMORY),
+                                                           "round", "Round",
+                                                           rounding_mode=dml.RoundingMode.HALVES_TO_NEAREST_EVEN),
+             MEMORY),
     Workload("CLIP1 i8 [16384,4096] to [-5,5]", clip1_int8, MEMORY),
     Workload("LOGICAL_GREATER_THAN f32 [4096,4096] -> u8", greater, MEMORY),
     Workload("QUANTIZE_LINEAR f32 [64,256,1024] -> u8 per channel", quantize, MEMORY),
