@@ -10,6 +10,14 @@ execution flags: the node's own operator, described for the chunk's shape, compi
 (`_compiled`). How each node is lowered:
 
 - The 17 standalone activations: the operator on every chunk (`map_blocks`).
+- The 62 ELEMENT_WISE operators, generically (nothing per operator): blockwise over the output's chunks. Each input
+  is what its tensor reads of its expression's memory (`_read_through`): a transpose where its strides are the
+  expression's in another order, a reshape where both are dense, else read in one chunk; along a dimension it
+  broadcasts (stride 0) it is one chunk of size 1, so every output block sees the matching block of the other inputs
+  and the broadcast value, bound with stride 0 in the block's own descriptor (`_element_wise_chunk`). The output is
+  chunked as its inputs (the finer where they differ). Element by element, the blocks give one machine's bits.
+- Any other node whose input tensor reads its expression through other strides (folded into the operator) gets the
+  logical array it reads (`_logical`).
 - SPLIT: slices of the input; JOIN: `concatenate`. Nothing is copied until computed.
 - ONE_HOT: the operator on every chunk of the indices, with the values in one chunk; the output's chunks are the
   indices', with the whole depth along Axis.
@@ -44,6 +52,7 @@ strides alias) reaches the caller as that error, naming the operator and the Das
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import math
@@ -60,6 +69,7 @@ from .layout import lay_out_input, tensor_view
 from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
+from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
 from .ops.join import JoinOperatorDesc
@@ -557,6 +567,146 @@ def _lower_gather(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _
                         align_arrays=False, concatenate=True, token=_token(desc))
 
 
+# -- the element-wise operators -------------------------------------------------------------------------------------
+
+def _real_dimensions(desc: TensorDesc) -> list[int]:
+    """The dimensions that address more than one memory element (size above 1, stride not 0)."""
+    return [dim for dim, (size, stride) in enumerate(zip(desc.sizes, desc.element_strides, strict=True))
+            if size > 1 and stride != 0]
+
+
+def _is_dense(desc: TensorDesc, dims: Sequence[int]) -> bool:
+    """Whether `dims`, from the largest stride to the smallest, are a packed layout (no gap, no overlap)."""
+    ordered = sorted(dims, key=lambda dim: -desc.element_strides[dim])
+    return [desc.element_strides[dim] for dim in ordered] == list(packed_strides([desc.sizes[dim] for dim in ordered]))
+
+
+def _same_layout(tensor: TensorDesc, source: TensorDesc) -> bool:
+    return tensor.sizes == source.sizes and tensor.element_strides == source.element_strides
+
+
+def _read_through(label: str, name: str, tensor: TensorDesc, source: TensorDesc, array: DaskArray) -> DaskArray:
+    """What an operator's input `tensor` reads of the memory that holds the expression `source` (whose logical array
+    is `array`), each dimension that `tensor` broadcasts (stride 0) cut to size 1.
+
+    Where the tensor reads the source's memory dimension by dimension (the same sizes and strides, perhaps in another
+    order: a transposed view), a transpose of the source; where both are dense (a reshape), a reshape; anything else
+    is laid out in memory in one chunk and read through the tensor's strides, as on one machine.
+    """
+    reads, holds = _real_dimensions(tensor), _real_dimensions(source)
+    # The source as its memory holds it: the dimensions it aliases (stride 0) or that have one element taken once,
+    # the others from the largest stride to the smallest.
+    compact = array[tuple(slice(None) if dim in holds else 0 for dim in range(source.dimension_count))]
+    held = sorted(holds, key=lambda dim: -source.element_strides[dim])
+    memory = compact.transpose([holds.index(dim) for dim in held])
+    order = sorted(reads, key=lambda dim: -tensor.element_strides[dim])
+    layout = [(tensor.sizes[dim], tensor.element_strides[dim]) for dim in order]
+    if layout != [(source.sizes[dim], source.element_strides[dim]) for dim in held]:
+        if not (_is_dense(tensor, reads) and _is_dense(source, holds)
+                and math.prod(tensor.sizes[dim] for dim in reads) == math.prod(source.sizes[dim] for dim in holds)):
+            return _read_in_one_chunk(label, name, tensor, source, array)
+        memory = memory.reshape(tuple(size for size, _ in layout))
+    expand = tuple(slice(None) if dim in reads else None for dim in range(tensor.dimension_count))
+    return memory.transpose([order.index(dim) for dim in reads])[expand]
+
+
+def _read_in_one_chunk(label: str, name: str, tensor: TensorDesc, source: TensorDesc, array: DaskArray
+                       ) -> DaskArray:
+    """`_read_through` for any other strides: the source laid out in its memory, read through the tensor's."""
+    if tensor.total_tensor_size_in_bytes > source.total_tensor_size_in_bytes:
+        raise BindingError(f"{label}: {name} (Sizes {list(tensor.sizes)}, Strides {list(tensor.element_strides)}) "
+                           f"needs {tensor.total_tensor_size_in_bytes} bytes; the expression it reads holds "
+                           f"{source.total_tensor_size_in_bytes} (Sizes {list(source.sizes)}, Strides "
+                           f"{list(source.element_strides)})")
+    sizes = tuple(1 if stride == 0 else size for size, stride in zip(tensor.sizes, tensor.element_strides,
+                                                                       strict=True))
+    task = functools.partial(_read_memory, tensor, source)
+    dtype = array.dtype
+    return array.rechunk(-1).map_blocks(task, chunks=tuple((size,) for size in sizes), dtype=dtype,
+                                        meta=_meta(len(sizes), dtype), name=_key("opendml-read", task, array))
+
+
+def _read_memory(tensor: TensorDesc, source: TensorDesc, block: Any) -> NDArray:
+    """The source's logical array laid out in its memory, read back through the tensor's strides (the dimensions it
+    broadcasts cut to size 1)."""
+    memory = np.zeros(source.total_tensor_size_in_bytes, np.uint8)
+    tensor_view(memory, 0, source, writable=True)[...] = block
+    view = tensor_view(memory, 0, tensor, writable=False)
+    return np.array(view[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in tensor.element_strides)])
+
+
+def _logical(label: str, name: str, tensor: TensorDesc, source: TensorDesc, array: DaskArray) -> DaskArray:
+    """The logical array an input `tensor` reads (for the lowerings that take whole logical arrays), where its layout
+    is not its expression's own (strides folded into the operator)."""
+    if _same_layout(tensor, source):
+        return array
+    return _dask_array().broadcast_to(_read_through(label, name, tensor, source, array), tensor.sizes)
+
+
+def _block_tensor(data_type: DataType, shape: tuple[int, ...], output: tuple[int, ...]) -> TensorDesc:
+    """An input's block as the operator reads it for an output block: packed, with stride 0 where the block has one
+    element and the output block more (the dimensions the input broadcasts)."""
+    strides = tuple(0 if size == 1 and wanted > 1 else stride
+                    for size, wanted, stride in zip(shape, output, packed_strides(shape), strict=True))
+    return TensorDesc(data_type, output, None if strides == packed_strides(output) else strides)
+
+
+def _element_wise_chunk(desc: ElementWiseOperatorDesc, context: _Context, present: tuple[bool, ...],
+                        chunks: tuple[tuple[int, ...], ...], *blocks: Any) -> NDArray:
+    """The operator on one output block, by its own kernel: a descriptor of the block's sizes, each input bound as
+    its block, with stride 0 along the dimensions it broadcasts."""
+    block_id: tuple[int, ...] = blocks[-1]
+    output = tuple(chunks[dim][index] for dim, index in enumerate(block_id))
+    given = iter(np.asarray(block) for block in blocks[:-1])
+    arrays: list[NDArray | None] = [next(given) if flag else None for flag in present]
+    # The descriptor's fields: its input tensors in binding order, then OutputTensor (ops/elementwise.py).
+    fields = [field.name for field in dataclasses.fields(cast(Any, desc))]
+    tensors: dict[str, TensorDesc] = {
+        field: _block_tensor(tensor.data_type, array.shape, output)
+        for field, (_, tensor), array in zip(fields, desc.input_slots(), arrays, strict=False)
+        if tensor is not None and array is not None}
+    tensors[fields[len(arrays)]] = _packed(desc.output_slots()[0][1].data_type, output)
+    try:
+        return _run(replace(cast(Any, desc), **tensors), context, arrays)[0]
+    except DmlError as error:
+        raise _in_chunk(error, f"output chunk {list(block_id)}") from None
+
+
+def _lower_element_wise(desc: ElementWiseOperatorDesc, context: _Context, inputs: Sequence[DaskArray | None],
+                        sources: Sequence[TensorDesc | None]) -> DaskArray:
+    """The operator blockwise over the output's chunks: each input as the operator reads it (`_read_through`),
+    chunked as the output along the dimensions it does not broadcast and in one chunk of size 1 along those it does.
+    The output's chunks are the inputs' (the finer where two differ); a dimension that every input broadcasts is
+    chunked as Dask chunks a new array. Checks every chunk a kernel will see (DECISIONS 2) before any task runs."""
+    da = _dask_array()
+    core = importlib.import_module("dask.array.core")
+    block_ids = importlib.import_module("dask.layers").ArrayBlockIdDep
+
+    output = desc.output_slots()[0][1]
+    rank = output.dimension_count
+    reads = [None if array is None or tensor is None or source is None
+             else _read_through(desc.label, name, tensor, source, array)
+             for (name, tensor), array, source in zip(desc.input_slots(), inputs, sources, strict=True)]
+    cuts: list[Any] = []
+    for dim, size in enumerate(output.sizes):
+        chunkings = [array.chunks[dim] for array in reads if array is not None and array.shape[dim] == size]
+        cuts.append(core.common_blockdim(chunkings) if chunkings else "auto")
+    chunks: tuple[tuple[int, ...], ...] = core.normalize_chunks(tuple(cuts), output.sizes,
+                                                                dtype=output.data_type.numpy_dtype)
+    reads = [None if array is None else
+             array.rechunk({dim: chunks[dim] for dim in range(rank) if array.shape[dim] == output.sizes[dim]})
+             for array in reads]
+    present = tuple(array is not None for array in reads)
+    index = tuple(range(rank))
+    arguments = [part for array in reads if array is not None for part in (array, index)]
+    dtype = output.data_type.numpy_dtype
+    result = da.blockwise(functools.partial(_element_wise_chunk, desc, context, present, chunks), index, *arguments,
+                          block_ids(chunks), index, adjust_chunks=dict(enumerate(chunks)), dtype=dtype,
+                          meta=_meta(rank, dtype), align_arrays=False, concatenate=True, token=_token(desc))
+    _check_chunk_limits(desc, reads, [result])
+    return result
+
+
 # -- the graph --------------------------------------------------------------------------------------------------------
 
 def _meta(rank: int, dtype: Any) -> NDArray:
@@ -740,9 +890,16 @@ def lower(compiled: CompiledGraph, arrays: Mapping[int, Any]) -> list[DaskArray]
     for node, _ in compiled._nodes:
         assert node.operator is not None
         node_desc = node.operator.desc
-        inputs = [value_of(expression) for expression in node.inputs]
-        outputs = _lower_node(node_desc, context, inputs)
-        _check_chunk_limits(node_desc, inputs, outputs)
+        given = [value_of(expression) for expression in node.inputs]
+        sources = [None if expression is None else expression.desc for expression in node.inputs]
+        if isinstance(node_desc, ElementWiseOperatorDesc):
+            outputs = [_lower_element_wise(node_desc, context, given, sources)]
+        else:
+            inputs = [None if array is None or tensor is None or source is None
+                      else _logical(node_desc.label, name, tensor, source, array)
+                      for (name, tensor), array, source in zip(node_desc.input_slots(), given, sources, strict=True)]
+            outputs = _lower_node(node_desc, context, inputs)
+            _check_chunk_limits(node_desc, inputs, outputs)
         for expression, output in zip(node.outputs, outputs, strict=True):
             values[id(expression)] = output
     return [values[id(expression)] for expression in compiled.outputs]
