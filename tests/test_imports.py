@@ -81,9 +81,11 @@ def test_the_reader_sees_imports_inside_functions_and_type_checking_blocks() -> 
 
 
 @pytest.mark.parametrize(("lower", "upper"), [("opendml.convert", "opendml.types"),
-                                              ("opendml.dask_graph", "opendml.graph")])
+                                              ("opendml.dask_graph", "opendml.graph"),
+                                              ("opendml.model.descs", "opendml.ops.base")])
 def test_a_layer_never_imports_the_one_above_it(lower: str, upper: str) -> None:
-    """`types` imports `convert` (its enums parse through convert's helpers) and `graph` hands a Dask input over to
-    `dask_graph`; the other way round, not even through a third module, lazily or for type hints."""
+    """`types` imports `convert` (its enums parse through convert's helpers), `graph` hands a Dask input over to
+    `dask_graph`, and `OperatorDesc.from_dml` reads fields through model/descs.py (the JSON reader's path); the other
+    way round, not even through a third module, lazily or for type hints."""
     assert _reaches(upper, lower) is not None
     assert _reaches(lower, upper) is None, f"import circle: {' -> '.join(_reaches(lower, upper) or [])}"

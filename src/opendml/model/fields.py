@@ -2,6 +2,11 @@
 
 Derived from the descriptor dataclasses themselves (names in snake case become DML's CamelCase; the type hints
 give the kind), so that a new operator needs no entry here. The only irregular names are DML's array counts.
+A field hinted `ScalarValue` (int | float) is a DML_SCALAR_UNION whose data type is the DataType field before it in
+the struct (CLIP1: MinMaxDataType, then Min and Max); `ScaleBias` is DML_SCALE_BIAS.
+
+No operator is imported here (ops/base.py builds `OperatorDesc.from_dml` on this package): a hint is an operator
+desc when it is a class that shares the descriptor's registry, which every OperatorDesc does.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from ..ops.base import OperatorDesc
+from ..ops.structs import ScaleBias
 from ..tensor import TensorDesc
+from ..types import DataType
 
 #: DML's count field for an array field whose count name is not simply the singular form.
 COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount"}
@@ -32,6 +38,8 @@ class Kind(enum.Enum):
     BOOL = "BOOL"
     ENUM = "enum"
     OPERATOR = "operator desc"
+    SCALE_BIAS = "DML_SCALE_BIAS"
+    SCALAR = "DML_SCALAR_UNION"
 
 
 @dataclass(frozen=True)
@@ -43,12 +51,15 @@ class Field:
     enum_type: type[enum.Enum] | None = None
     count_name: str | None = None  # the DML count field of an array
     has_default: bool = False      # the Python constructor may omit it
+    type_field: str | None = None  # a scalar union's: the DML name of the DataType field that gives its type
 
     def describe(self) -> str:
         kind = self.enum_type.__name__ if self.enum_type is not None else self.kind.value
         text = f"{self.dml_name}: {kind}"
         if self.count_name:
             text += f" (with {self.count_name})"
+        if self.type_field:
+            text += f" (of type {self.type_field})"
         return text + (" (optional)" if self.optional else "")
 
 
@@ -58,25 +69,35 @@ def dml_name(python_name: str) -> str:
 
 
 @functools.cache
-def fields_of(desc_type: type[OperatorDesc]) -> tuple[Field, ...]:
+def fields_of(desc_type: Any) -> tuple[Field, ...]:
+    """The fields of an OperatorDesc subclass, in struct order."""
     hints = typing.get_type_hints(desc_type)
-    result = []
-    for item in dataclasses.fields(desc_type):  # type: ignore[arg-type]
+    result: list[Field] = []
+    for item in dataclasses.fields(desc_type):
         if not item.init:
             continue
         name = dml_name(item.name)
-        kind, optional, enum_type = _kind(hints[item.name])
+        kind, optional, enum_type = _kind(hints[item.name], desc_type)
         count = COUNT_FIELDS.get(name, name[:-1] + "Count") if kind in (Kind.TENSOR_ARRAY, Kind.UINT_ARRAY) else None
+        type_field = None
+        if kind is Kind.SCALAR:
+            typed_by = [field for field in result if field.enum_type is DataType]
+            if not typed_by:
+                raise TypeError(f"{desc_type.__name__}.{item.name}: a scalar union needs a DataType field before it")
+            type_field = typed_by[-1].dml_name
         has_default = item.default is not dataclasses.MISSING or item.default_factory is not dataclasses.MISSING
-        result.append(Field(item.name, name, kind, optional or has_default, enum_type, count, has_default))
+        result.append(Field(item.name, name, kind, optional or has_default, enum_type, count, has_default, type_field))
     return tuple(result)
 
 
-def _kind(hint: Any) -> tuple[Kind, bool, type[enum.Enum] | None]:
+def _kind(hint: Any, desc_type: Any) -> tuple[Kind, bool, type[enum.Enum] | None]:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        kind, _, enum_type = _kind(members[0])
+        optional = len(members) < len(typing.get_args(hint))
+        if set(members) == {int, float}:
+            return Kind.SCALAR, optional, None
+        kind, _, enum_type = _kind(members[0], desc_type)
         return (Kind.OPTIONAL_TENSOR if kind is Kind.TENSOR else kind), True, enum_type
     if origin is tuple or origin in (list, typing.Sequence) or str(origin) == "<class 'collections.abc.Sequence'>":
         (element, *_) = typing.get_args(hint)
@@ -84,8 +105,10 @@ def _kind(hint: Any) -> tuple[Kind, bool, type[enum.Enum] | None]:
     if isinstance(hint, type):
         if issubclass(hint, TensorDesc):
             return Kind.TENSOR, False, None
-        if issubclass(hint, OperatorDesc):
+        if getattr(hint, "registry", None) is getattr(desc_type, "registry", ()):   # an OperatorDesc
             return Kind.OPERATOR, False, None
+        if issubclass(hint, ScaleBias):
+            return Kind.SCALE_BIAS, False, None
         if issubclass(hint, enum.Enum):
             return Kind.ENUM, False, hint
         if issubclass(hint, bool):

@@ -8,10 +8,9 @@ object may hold are the tables below, which the JSON fuzzer (tests/test_fuzz_jso
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,15 +21,20 @@ import numpy as np
 from ..convert import UINT64_MAX, describe
 from ..errors import DmlError
 from ..ops.base import OperatorDesc
-from ..tensor import TensorDesc
-from ..types import DataType, ExecutionFlags, OperatorType, TensorFlags, parse_enum
+from ..types import DataType, ExecutionFlags
+from . import descs
+from .descs import TENSOR_KEYS, WRAPPED_KEYS, located, read_tensor_desc
+from .descs import expect as _expect
+from .descs import no_unknown as _no_unknown
+from .descs import read_data_type as _data_type
+from .descs import require as _require
 from .document import child_path, load_json
 from .errors import FollowOnError, ModelError
-from .fields import Field, Kind, fields_of
 from .files import open_regular_file
-from .values import constant_values, json_bool, json_integer, json_real, json_uint, list_values, sequence_values
+from .values import constant_values, json_bool, json_uint, list_values, sequence_values
 
-__all__ = ["Command", "Dispatchable", "Limits", "Model", "ModelError", "Resource", "load_json", "read_model"]
+__all__ = ["TENSOR_KEYS", "WRAPPED_KEYS", "Command", "Dispatchable", "Limits", "Model", "ModelError", "Resource",
+           "load_json", "located", "operator_class", "read_model", "read_operator_desc", "read_tensor_desc"]
 
 #: The keys each kind of JSON object may hold (DIGEST 4); any other key is refused as an unknown field.
 TOP_LEVEL_KEYS = frozenset({"$schema", "resources", "dispatchables", "commands"})
@@ -39,9 +43,7 @@ CONSTANT_KEYS = frozenset({"valueCount", "value"})                       # initi
 SEQUENCE_KEYS = frozenset({"valueCount", "valueStart", "valueDelta"})    # ... or a sequence
 FILE_KEYS = frozenset({"sourcePath"})                                    # ... or a file
 DISPATCHABLE_KEYS = frozenset({"type", "desc", "Desc", "executionFlags", "bindings", "dmlCompileType"})
-TENSOR_KEYS = frozenset({"Type", "DataType", "Flags", "DimensionCount", "Sizes", "Strides", "TotalTensorSizeInBytes",
-                         "GuaranteedBaseOffsetAlignment"})
-WRAPPED_KEYS = frozenset({"Type", "Desc"})     # {"Type": ..., "Desc": {...}}: a tensor desc or a nested operator desc
+# TENSOR_KEYS and WRAPPED_KEYS (a tensor desc; {"Type": ..., "Desc": {...}}): descs.py, which reads descriptors.
 COMMAND_KEYS = {
     "dispatch": frozenset({"type", "dispatchable", "bindings", "threadGroupCount"}),
     "print": frozenset({"type", "resource", "verbose"}),
@@ -362,131 +364,13 @@ def read_dispatchable(path: str, name: str, spec: Any) -> Dispatchable:
 
 
 def operator_class(type_name: str, path: str) -> type[OperatorDesc]:
-    try:
-        operator_type = parse_enum(OperatorType, type_name, "DML_OPERATOR_")
-    except DmlError:
-        operator_type = None
-    desc_type = OperatorDesc.registry.get(operator_type) if operator_type is not None else None
-    if desc_type is None:
-        names = sorted(kind.dml_name for kind in OperatorDesc.registry)
-        raise ModelError(path, f"{describe(type_name)} is not an operator opendml implements{_guess(type_name, names)}"
-                         f" (`opendml ops` lists the {len(names)} it does)")
-    return desc_type
-
-
-def _guess(name: str, names: list[str]) -> str:
-    """"; did you mean X?" for the operators whose names are closest to `name` (each name compared without its
-    DML_OPERATOR_ prefix, and an activation's without ACTIVATION_ too, as `name` is written), or nothing."""
-    if len(name) > 100:        # no operator's name is that long; difflib's time grows with it
-        return ""
-    aliases: dict[str, str] = {}
-    for full in names:
-        short = full.removeprefix("DML_OPERATOR_")
-        aliases.setdefault(short, full)
-        aliases.setdefault(short.removeprefix("ACTIVATION_"), full)
-    written = name.strip().upper().removeprefix("DML_OPERATOR_")
-    close = difflib.get_close_matches(written, aliases, n=6, cutoff=0.6)
-    found = list(dict.fromkeys(aliases[alias] for alias in close))[:3]
-    return f"; did you mean {' or '.join(found)}?" if found else ""
+    """The registered descriptor class of an operator's name (DML_OPERATOR_REDUCE or REDUCE) (descs.py)."""
+    return descs.operator_class(OperatorDesc.registry, type_name, path)  # type: ignore[no-any-return]
 
 
 def read_operator_desc(path: str, desc_type: type[OperatorDesc], spec: dict[str, Any]) -> OperatorDesc:
-    fields = fields_of(desc_type)
-    known = {item.dml_name for item in fields} | {item.count_name for item in fields if item.count_name}
-    _no_unknown(spec, path, known)
-    kwargs: dict[str, Any] = {}
-    for item in fields:
-        item_path = f"{path}.{item.dml_name}"
-        if item.dml_name not in spec:
-            if item.optional:
-                if not item.has_default:  # an optional tensor or operator left out of the JSON: DML's null
-                    kwargs[item.python_name] = None
-                continue
-            raise ModelError(item_path, f"is missing; {desc_type.OPERATOR_TYPE.dml_name} requires it")
-        kwargs[item.python_name] = _field_value(item, item_path, spec[item.dml_name])
-        if item.count_name:
-            count_path = f"{path}.{item.count_name}"
-            count = json_uint(_require(spec, item.count_name, path, int), count_path)
-            if count != len(spec[item.dml_name]):
-                raise ModelError(count_path, f"is {count} but {item.dml_name} has {len(spec[item.dml_name])} "
-                                 f"entries")
-    try:
-        return desc_type(**kwargs)
-    except DmlError as error:
-        raise located(path, error) from None
-
-
-def _field_value(item: Field, path: str, value: Any) -> Any:
-    """A desc field's JSON value, converted for the field's kind (fields.py); the descriptor checks the rest."""
-    if item.kind in (Kind.TENSOR, Kind.OPTIONAL_TENSOR):
-        return None if value is None else read_tensor_desc(path, value)
-    if item.kind is Kind.TENSOR_ARRAY:
-        _expect(value, list, path, "an array of tensor descs")
-        return [read_tensor_desc(f"{path}[{index}]", entry) for index, entry in enumerate(value)]
-    if item.kind is Kind.UINT_ARRAY:
-        _expect(value, list, path, "an array of integers")
-        return [json_uint(entry, f"{path}[{index}]") for index, entry in enumerate(value)]
-    if item.kind is Kind.UINT:
-        return json_uint(value, path)
-    if item.kind is Kind.INT:
-        return json_integer(value, path, -2**31, 2**31 - 1, "INT")
-    if item.kind is Kind.FLOAT:
-        return json_real(value, path)
-    if item.kind is Kind.BOOL:
-        return json_bool(value, path)
-    if item.kind is Kind.ENUM:
-        assert item.enum_type is not None
-        prefix = "DML_" + "".join("_" + c if c.isupper() else c.upper() for c in item.enum_type.__name__).lstrip("_")
-        try:
-            return parse_enum(item.enum_type, value, prefix + "_")
-        except DmlError as error:
-            raise ModelError(path, str(error)) from None
-    # Kind.OPERATOR: a nested operator (FusedActivation), inline {"Type": ..., fields} or {"Type": ..., "Desc": {}}
-    if value is None:
-        return None
-    _expect(value, dict, path, "an operator desc object with Type")
-    type_name = _require(value, "Type", path, str)
-    nested_type = operator_class(type_name, f"{path}.Type")
-    if "Desc" in value:
-        _no_unknown(value, path, WRAPPED_KEYS)
-        return read_operator_desc(f"{path}.Desc", nested_type, _require(value, "Desc", path, dict))
-    return read_operator_desc(path, nested_type, {key: entry for key, entry in value.items() if key != "Type"})
-
-
-def read_tensor_desc(path: str, spec: Any) -> TensorDesc:
-    _expect(spec, dict, path, "a tensor desc object")
-    if "Desc" in spec:  # the wrapped form {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}
-        _no_unknown(spec, path, WRAPPED_KEYS)
-        _tensor_type(spec.get("Type", "BUFFER"), f"{path}.Type")
-        return read_tensor_desc(f"{path}.Desc", spec["Desc"])
-    _no_unknown(spec, path, TENSOR_KEYS)
-    _tensor_type(spec.get("Type", "BUFFER"), f"{path}.Type")
-    data_type = _data_type(_require(spec, "DataType", path, str), f"{path}.DataType")
-    sizes = _require(spec, "Sizes", path, list)
-    sizes = [json_uint(size, f"{path}.Sizes[{index}]") for index, size in enumerate(sizes)]
-    if "DimensionCount" in spec and json_uint(spec["DimensionCount"], f"{path}.DimensionCount") != len(sizes):
-        raise ModelError(f"{path}.DimensionCount", f"is {spec['DimensionCount']} but Sizes has {len(sizes)} values")
-    strides = spec.get("Strides")
-    if strides is not None:
-        _expect(strides, list, f"{path}.Strides", "an array of integers")
-        strides = [json_uint(stride, f"{path}.Strides[{index}]") for index, stride in enumerate(strides)]
-    try:
-        flags = TensorFlags.parse(spec.get("Flags", "NONE"))
-    except DmlError as error:
-        raise ModelError(f"{path}.Flags", str(error)) from None
-    total = spec.get("TotalTensorSizeInBytes", 0)
-    total = json_uint(total, f"{path}.TotalTensorSizeInBytes", UINT64_MAX) or None
-    alignment = json_uint(spec.get("GuaranteedBaseOffsetAlignment", 0), f"{path}.GuaranteedBaseOffsetAlignment")
-    try:
-        return TensorDesc(data_type, sizes, strides, flags=flags, total_tensor_size_in_bytes=total,  # type: ignore[arg-type]
-                          guaranteed_base_offset_alignment=alignment)
-    except DmlError as error:
-        raise located(path, error) from None
-
-
-def _tensor_type(value: Any, path: str) -> None:
-    if value not in ("BUFFER", "DML_TENSOR_TYPE_BUFFER"):
-        raise ModelError(path, f"{describe(value)} is not a tensor type opendml supports (BUFFER)")
+    """A dispatchable's descriptor from its JSON "desc" (descs.py: the path OperatorDesc.from_dml takes too)."""
+    return descs.read_operator_desc(path, desc_type, spec)  # type: ignore[no-any-return]
 
 
 # -- commands --------------------------------------------------------------------------------------------------------
@@ -536,57 +420,3 @@ def _resource_name(spec: dict[str, Any], path: str, model: Model) -> str:
     if name not in model.resources:
         raise ModelError(f"{path}.resource", f"{describe(name)} is not a resource of this model")
     return name
-
-
-# -- small checks ------------------------------------------------------------------------------------------------------
-
-
-def located(path: str, error: DmlError) -> ModelError:
-    """A descriptor error placed at its JSON path: "OP (Function X): Axes[0] is 5; ..." -> path.Axes[0]."""
-    message = str(error)
-    _, separator, rest = message.partition("): ") if "): " in message else message.partition(": ")
-    text = rest if separator else message
-    first, _, remainder = text.partition(" ")
-    if first[:1].isupper() and all(part[:1].isupper() for part in first.replace("]", "").split(".") if part):
-        field_path = first.replace("TensorDesc.", "")
-        return ModelError(f"{path}.{field_path}", remainder.removeprefix("is "))
-    return ModelError(path, text)
-
-
-def _data_type(value: Any, path: str) -> DataType:
-    """A data type's DML name (FLOAT32 or DML_TENSOR_DATA_TYPE_FLOAT32); NumPy's names are not DxDispatch's."""
-    if not isinstance(value, str):
-        raise ModelError(path, f"{describe(value)}; it must be a data type name, e.g. FLOAT32")
-    try:
-        return parse_enum(DataType, value, "DML_TENSOR_DATA_TYPE_")
-    except DmlError as error:
-        raise ModelError(path, str(error)) from None
-
-
-def _expect(value: Any, kind: type | tuple[type, ...], path: str, what: str) -> None:
-    if not isinstance(value, kind):
-        raise ModelError(path, f"must be {what}; got {_json_kind(type(value).__name__)}")
-
-
-def _require(spec: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...]) -> Any:
-    where = child_path(path, key)
-    if key not in spec:
-        raise ModelError(where, "is missing")
-    value = spec[key]
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise ModelError(where, f"must be {_json_kind(names)}; got {_json_kind(type(value).__name__)}")
-    return value
-
-
-def _json_kind(python_names: str) -> str:
-    for python, json_name in (("dict", "an object"), ("list", "an array"), ("str", "a string"), ("int", "an integer"),
-                              ("float", "a number"), ("bool", "a boolean"), ("NoneType", "null")):
-        python_names = python_names.replace(python, json_name)
-    return python_names
-
-
-def _no_unknown(spec: Mapping[str, Any], path: str, known: frozenset[str] | set[str]) -> None:
-    for key in spec:
-        if key not in known:
-            raise ModelError(child_path(path, key), f"unknown field; expected one of {', '.join(sorted(known))}")

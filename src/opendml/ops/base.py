@@ -11,13 +11,15 @@ import contextvars
 import math
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..convert import describe
 from ..errors import ValidationError
+from ..model.descs import operator_class, read_operator_desc
+from ..model.errors import ModelError
 from ..support import SupportTable
 from ..tensor import MAX_DIMENSION_COUNT, TensorDesc, index_of_last_element
 from ..types import FeatureLevel, OperatorType, TensorFlags
@@ -57,6 +59,35 @@ class OperatorDesc(ABC):
         super().__init_subclass__(**kwargs)
         if "OPERATOR_TYPE" in cls.__dict__:
             OperatorDesc.registry[cls.OPERATOR_TYPE] = cls
+
+    @classmethod
+    def from_dml(cls, operator_type: OperatorType | str, fields: Mapping[str, Any]) -> OperatorDesc:
+        """The descriptor of any registered operator from its DML-named fields, as a DxDispatch dispatchable's "desc"
+        holds them: `OperatorDesc.from_dml("DML_OPERATOR_ELEMENT_WISE_ADD1", {"ATensor": {"DataType": "FLOAT32",
+        "Sizes": [3]}, ..., "FusedActivation": {"Type": "ACTIVATION_ELU", "Alpha": 0.5}})`. `operator_type` is an
+        OperatorType or its name (DML_OPERATOR_REDUCE or REDUCE). The JSON model reader takes the same path
+        (model/descs.py), with the same rules and messages, each rooted at the operator's DML name
+        ("DML_OPERATOR_REDUCE.Axes[0]: ..."); a problem raises ValidationError. Called on a subclass, the operator
+        must be of that class."""
+        label = f"{cls.__name__}.from_dml"
+        try:
+            if isinstance(operator_type, OperatorType) and operator_type in OperatorDesc.registry:
+                desc_type = OperatorDesc.registry[operator_type]
+            elif isinstance(operator_type, str):
+                desc_type = operator_class(OperatorDesc.registry, operator_type, f"{label}: operator_type")
+            else:
+                raise ModelError(f"{label}: operator_type", f"{describe(operator_type)}; it must be an operator "
+                                 f"opendml implements: an OperatorType or its name (DML_OPERATOR_REDUCE or REDUCE)")
+            if not issubclass(desc_type, cls):
+                raise ModelError(f"{label}: operator_type", f"{desc_type.OPERATOR_TYPE.dml_name} is not a "
+                                 f"{cls.__name__}; call OperatorDesc.from_dml for any operator")
+            path = desc_type.OPERATOR_TYPE.dml_name
+            if not isinstance(fields, Mapping):
+                raise ModelError(path, f"fields are {describe(fields)}; they must be a dict of DML field names")
+            desc: OperatorDesc = read_operator_desc(path, desc_type, dict(fields))
+        except ModelError as error:
+            raise ValidationError(str(error)) from None
+        return desc
 
     @classmethod
     def support_tables(cls) -> dict[str, SupportTable]:
