@@ -251,8 +251,9 @@ def _ops(name: str | None, level: FeatureLevel, device: Device | None = None) ->
     """The operators, or one operator's fields and support tables at `level`; with a device, the data types its
     backend does not support here are listed apart ("not on the gpu backend here: INT64")."""
     if name is None:
+        width = max(len(operator_type.dml_name) for operator_type in OperatorDesc.registry)
         for operator_type, desc_type in sorted(OperatorDesc.registry.items()):
-            say(f"{operator_type.dml_name:40} {desc_type.__name__}")
+            say(f"{operator_type.dml_name:{width}} {desc_type.__name__}")
         return 0
     desc_type = operator_class(name, "operator")
     say(f"{desc_type.OPERATOR_TYPE.dml_name} ({desc_type.__name__})")
