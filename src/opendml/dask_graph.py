@@ -605,9 +605,18 @@ def _read_through(label: str, name: str, tensor: TensorDesc, source: TensorDesc,
         if not (_is_dense(tensor, reads) and _is_dense(source, holds)
                 and math.prod(tensor.sizes[dim] for dim in reads) == math.prod(source.sizes[dim] for dim in holds)):
             return _read_in_one_chunk(label, name, tensor, source, array)
-        memory = memory.reshape(tuple(size for size, _ in layout))
+        memory = _reshape(memory, tuple(size for size, _ in layout))
     expand = tuple(slice(None) if dim in reads else None for dim in range(tensor.dimension_count))
     return memory.transpose([order.index(dim) for dim in reads])[expand]
+
+
+def _reshape(array: DaskArray, sizes: tuple[int, ...]) -> DaskArray:
+    """A reshape of a Dask array; where Dask cannot split and merge its dimensions in one pass, through one
+    dimension."""
+    try:
+        return array.reshape(sizes)
+    except NotImplementedError:
+        return array.reshape(-1).reshape(sizes)
 
 
 def _read_in_one_chunk(label: str, name: str, tensor: TensorDesc, source: TensorDesc, array: DaskArray
