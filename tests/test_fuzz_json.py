@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import element_wise_cases
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -88,43 +89,11 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]
     if issubclass(desc_type, ElementWiseOperatorDesc):
-        return element_wise_example(desc_type)
+        return element_wise_cases.example(desc_type)
     assert issubclass(desc_type, ActivationOperatorDesc), f"no example descriptor of {desc_type.__name__}"
     parameters = {name: 0.5 for name in desc_type.parameter_names()}
     x = T(F32, [2, 2])
     return desc_type(**parameters, input_tensor=x, output_tensor=x)
-
-
-def element_wise_example(desc_type: type[ElementWiseOperatorDesc]) -> dml.OperatorDesc:
-    """An element-wise operator's example, from its row: each tensor of [2, 2] in FLOAT32 where its page's highest
-    row lists it, else the first type listed (one type per same-type group: one all members allow), scalars 0 or 1,
-    an identity ScaleBias on float inputs, a LINEAR FusedActivation, enums their defaults."""
-    info = desc_type.INFO
-    top = max(info.support, key=lambda support_row: support_row.level).tensors
-    chosen: dict[str, Any] = {}
-    for name in info.tensor_fields():
-        group = next((group for group in info.same_type if name in group), (name,))
-        common = sorted((data_type for data_type in top[name].data_types
-                         if all(data_type in top[member].data_types for member in group)),
-                        key=lambda data_type: data_type != F32)   # FLOAT32 where allowed
-        chosen[name] = chosen.get(group[0]) or common[0]
-        for member in group:
-            chosen.setdefault(member, chosen[name])
-    values: dict[str, Any] = {name: T(data_type, [2, 2]) for name, data_type in chosen.items()}
-    first = chosen[info.inputs[0][0]]
-    for name, kind in info.scalars:
-        if kind == "DATA_TYPE":
-            values[name] = first
-        elif kind in ("FLOAT", "SCALAR"):
-            values[name] = 1 if name == "Max" else 0
-        elif kind == "SCALE_BIAS":   # every key in the template: set where the input is a float
-            values[name] = dml.ScaleBias(1.0, 0.0) if first.is_float else None
-        elif kind == "ACTIVATION":
-            values[name] = dml.ActivationLinearOperatorDesc(alpha=1.0, beta=0.0)
-    python_names = {item.dml_name: item.python_name for item in fields_of(desc_type)}
-    desc = desc_type(**{python_names[name]: value for name, value in values.items()})
-    desc.validate(dml.FeatureLevel.LEVEL_6_4)
-    return desc
 
 
 # ---------------------------------------------------------------------------------------------------------------------

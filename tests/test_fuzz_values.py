@@ -34,6 +34,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ClassVar
 
+import element_wise_cases
 import numpy as np
 import pytest
 
@@ -42,6 +43,7 @@ import opendml.graph as graph_module
 from opendml.convert import describe
 from opendml.ops.activations import ActivationOperatorDesc
 from opendml.ops.base import OperatorDesc
+from opendml.ops.elementwise import ElementWiseOperatorDesc
 
 #: The graphs built here declare inputs that their compiled outputs do not read.
 pytestmark = pytest.mark.filterwarnings("ignore:Graph.compile. input .* is not used")
@@ -398,6 +400,8 @@ class Slot:
 def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
     """Valid constructor arguments of a descriptor class (a new class needs a line here: the coverage test says so)."""
     name = cls.OPERATOR_TYPE.name
+    if issubclass(cls, ElementWiseOperatorDesc):
+        return element_wise_cases.example_arguments(cls, (2, 3))
     if issubclass(cls, ActivationOperatorDesc):
         parameters = {field: 1.0 for field in cls.parameter_names()}
         return {**parameters, "input_tensor": T([2, 3]), "output_tensor": T([2, 3])}
