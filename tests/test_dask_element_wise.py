@@ -23,6 +23,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 import opendml as dml
+from opendml import dask_graph
 
 pytestmark = pytest.mark.xdist_group("dask")
 
@@ -163,6 +164,37 @@ def test_a_transposed_input_is_the_transposed_dask_array() -> None:
     assert lazy.chunks == ((3, 3), (1, 1, 2))
     same_bits(got, left.T - right)
     assert not [name for name in lazy.dask.layers if name.startswith("opendml-read")]   # never in one chunk
+
+
+def test_blocks_are_read_where_they_lie_through_their_own_strides(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every block's descriptor, as the kernel gets it: the transposed x's blocks are bound where they lie in x's
+    # chunks (Dask's slices of the [4, 6] array: read through strides [1, 6], 9 elements from the first to the last),
+    # and the row's blocks as one row with stride 0 along dimension 0: nothing is copied.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4, 6], "FLOAT32", name="x")
+    row = graph.input([1, 4], "FLOAT32", name="row")
+    desc = dml.ElementWiseAddOperatorDesc(T("FLOAT32", [6, 4], [1, 6]), T("FLOAT32", [6, 4], [0, 1]),
+                                          T("FLOAT32", [6, 4]))
+    compiled = graph.compile([node(graph, desc, x, row)])
+    left = np.arange(24, dtype=np.float32).reshape(4, 6)
+    right = np.array([[0.5, 1.5, 2.5, 3.5]], np.float32)
+    seen: list[tuple[dml.OperatorDesc, list[Any]]] = []
+    run = dask_graph._run
+
+    def spy(block_desc: dml.OperatorDesc, context: Any, arrays: list[Any]) -> list[np.ndarray]:
+        seen.append((block_desc, list(arrays)))
+        return run(block_desc, context, arrays)
+
+    monkeypatch.setattr(dask_graph, "_run", spy)
+    run_both(compiled, {"x": left, "row": right}, {"x": ((2, 2), (3, 3)), "row": ((1,), (4,))})
+    blocks = seen[:4]       # the Dask call's four blocks (then the one machine's whole tensor, not through _run)
+    assert len(blocks) == 4 and len(seen) == 4
+    for block_desc, (a, b) in blocks:
+        assert isinstance(block_desc, dml.ElementWiseAddOperatorDesc)
+        assert block_desc.a_tensor.sizes == (3, 2) and block_desc.a_tensor.strides == (1, 6)
+        assert block_desc.b_tensor.sizes == (3, 2) and block_desc.b_tensor.strides == (0, 1)
+        assert block_desc.output_tensor == T("FLOAT32", [3, 2])
+        assert a.shape == (9,) and b.shape == (2,)
 
 
 def test_a_reshaped_and_a_strided_view_read_the_same_memory() -> None:

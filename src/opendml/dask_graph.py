@@ -652,31 +652,47 @@ def _logical(label: str, name: str, tensor: TensorDesc, source: TensorDesc, arra
     return _dask_array().broadcast_to(_read_through(label, name, tensor, source, array), tensor.sizes)
 
 
-def _block_tensor(data_type: DataType, shape: tuple[int, ...], output: tuple[int, ...]) -> TensorDesc:
-    """An input's block as the operator reads it for an output block: packed, with stride 0 where the block has one
+def _block_binding(data_type: DataType, block: NDArray, output: tuple[int, ...]) -> tuple[TensorDesc, NDArray]:
+    """An input's block as the operator reads it for an output block, and the memory to bind: the block where it
+    lies, read through its own strides (a slice of a larger array, a transposed view), from its first element to
+    its last; a packed copy where its strides are negative or not whole elements. Stride 0 where the block has one
     element and the output block more (the dimensions the input broadcasts)."""
-    strides = tuple(0 if size == 1 and wanted > 1 else stride
-                    for size, wanted, stride in zip(shape, output, packed_strides(shape), strict=True))
-    return TensorDesc(data_type, output, None if strides == packed_strides(output) else strides)
+    itemsize = block.itemsize
+    packed = packed_strides(output)
+    if block.flags.aligned and all(stride >= 0 and stride % itemsize == 0 for stride in block.strides):
+        strides = tuple((0 if wanted > 1 else fallback) if size == 1 else stride // itemsize
+                        for size, wanted, stride, fallback in zip(block.shape, output, block.strides, packed,
+                                                                   strict=True))
+        last = sum((size - 1) * stride for size, stride in zip(block.shape, strides, strict=True))
+        memory = np.lib.stride_tricks.as_strided(block, shape=(last + 1,), strides=(itemsize,), writeable=False)
+    else:
+        memory = np.ascontiguousarray(block)
+        strides = tuple((0 if wanted > 1 else fallback) if size == 1 else stride
+                        for size, wanted, stride, fallback in zip(block.shape, output, packed_strides(block.shape),
+                                                                   packed, strict=True))
+    return TensorDesc(data_type, output, None if strides == packed else strides), memory
 
 
 def _element_wise_chunk(desc: ElementWiseOperatorDesc, context: _Context, present: tuple[bool, ...],
                         chunks: tuple[tuple[int, ...], ...], *blocks: Any) -> NDArray:
-    """The operator on one output block, by its own kernel: a descriptor of the block's sizes, each input bound as
-    its block, with stride 0 along the dimensions it broadcasts."""
+    """The operator on one output block, by its own kernel: a descriptor of the block's sizes, each input bound
+    where its block lies (`_block_binding`), with stride 0 along the dimensions it broadcasts."""
     block_id: tuple[int, ...] = blocks[-1]
     output = tuple(chunks[dim][index] for dim, index in enumerate(block_id))
-    given = iter(np.asarray(block) for block in blocks[:-1])
-    arrays: list[NDArray | None] = [next(given) if flag else None for flag in present]
+    given = iter(blocks[:-1])
     # The descriptor's fields: its input tensors in binding order, then OutputTensor (ops/elementwise.py).
     fields = [field.name for field in dataclasses.fields(cast(Any, desc))]
-    tensors: dict[str, TensorDesc] = {
-        field: _block_tensor(tensor.data_type, array.shape, output)
-        for field, (_, tensor), array in zip(fields, desc.input_slots(), arrays, strict=False)
-        if tensor is not None and array is not None}
-    tensors[fields[len(arrays)]] = _packed(desc.output_slots()[0][1].data_type, output)
+    tensors: dict[str, TensorDesc] = {}
+    memories: list[NDArray | None] = []
+    for field, (_, tensor), flag in zip(fields, desc.input_slots(), present, strict=False):
+        if tensor is None or not flag:
+            memories.append(None)
+            continue
+        tensors[field], memory = _block_binding(tensor.data_type, np.asarray(next(given)), output)
+        memories.append(memory)
+    tensors[fields[len(present)]] = _packed(desc.output_slots()[0][1].data_type, output)
     try:
-        return _run(replace(cast(Any, desc), **tensors), context, arrays)[0]
+        return _run(replace(cast(Any, desc), **tensors), context, memories)[0]
     except DmlError as error:
         raise _in_chunk(error, f"output chunk {list(block_id)}") from None
 
