@@ -223,6 +223,30 @@ def test_a_view_that_skips_memory_is_read_in_one_chunk() -> None:
     assert [name for name in lazy.dask.layers if name.startswith("opendml-read")]
 
 
+def test_an_input_whose_own_strides_broadcast_is_read_as_one_row() -> None:
+    # A graph input [3, 4] with strides [0, 1] holds one row; ADD reads it as declared. Its Dask array (all rows
+    # equal) enters every block as its first row, with stride 0; rows that differ are refused when computed, with the
+    # message a NumPy input gets at the call.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([3, 4], "INT32", name="x", strides=[0, 1])
+    y = graph.input([3, 4], "INT32", name="y")
+    desc = dml.ElementWiseAddOperatorDesc(T("INT32", [3, 4], [0, 1]), T("INT32", [3, 4]), T("INT32", [3, 4]))
+    compiled = graph.compile([node(graph, desc, x, y)])
+    same = np.array([[1, 2, 3, 4]] * 3, np.int32)
+    counts = np.arange(12, dtype=np.int32).reshape(3, 4) * 10
+    lazy, got = run_both(compiled, {"x": same, "y": counts}, {"x": ((1, 2), (2, 2)), "y": ((2, 1), (3, 1))})
+    assert lazy.chunks == ((2, 1), (3, 1))      # x is checked in one chunk, so y's chunks are the output's
+    assert got.tolist() == (same + counts).tolist()
+    different = same.copy()
+    different[2, 3] = 5
+    with pytest.raises(dml.BindingError) as numpy_error:
+        compiled({"x": different, "y": counts})
+    (lazy,) = compiled({"x": on_dask(different, 2), "y": counts})
+    with pytest.raises(dml.BindingError) as dask_error:
+        lazy.compute()
+    assert str(dask_error.value) == str(numpy_error.value)
+
+
 def test_other_operators_read_strides_folded_into_them() -> None:
     # REDUCE MAX over axis 0 of x^T, its InputTensor reading x [3, 5] through strides [1, 5] (no IDENTITY node).
     graph = dml.Graph(dml.Device())
