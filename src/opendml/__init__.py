@@ -12,6 +12,7 @@
 from .device import Binding, CompiledOperator, Device, Operator, list_adapters
 from .errors import BindingError, DmlError, UnsupportedError, ValidationError
 from .graph import (
+    ELEMENT_WISE_FUNCTIONS,
     Expression,
     FusedActivation,
     Graph,
@@ -34,12 +35,15 @@ from .graph import (
     activation_thresholded_relu,
     arg_max,
     arg_min,
+    broadcast_to,
     gather_nd,
     join,
     mean_variance_normalization,
     one_hot,
     reduce,
+    reshape,
     split,
+    transpose,
 )
 from .ops import elementwise as _element_wise
 from .ops.activations import (
@@ -112,3 +116,7 @@ __all__ = [
 globals().update({cls.__name__: cls for cls in _element_wise.CLASSES.values()})
 __all__ += [cls.__name__ for cls in _element_wise.CLASSES.values()]
 __all__ += ["IsInfinityMode", "RoundingMode", "ScaleBias"]
+
+# The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
+globals().update(ELEMENT_WISE_FUNCTIONS)
+__all__ += ["broadcast_to", "reshape", "transpose", *ELEMENT_WISE_FUNCTIONS]

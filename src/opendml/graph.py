@@ -24,7 +24,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, cast
 
 import numpy as np
@@ -58,6 +58,21 @@ from .ops.activations import (
 )
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, check_tensor, logical_tensors, strides_overlap
+from .ops.elementwise import (
+    ACTIVATION,
+    CLASSES,
+    DATA_TYPE,
+    ELEMENT_WISE,
+    FLOAT,
+    INFINITY,
+    INFO,
+    ROUNDING,
+    SCALAR,
+    SCALE_BIAS,
+    ElementWiseInfo,
+    ElementWiseOperatorDesc,
+)
+from .ops.elementwise import _snake as dml_field_name
 from .ops.gather_nd1 import GatherNd1OperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
@@ -65,16 +80,17 @@ from .ops.mean_variance_normalization1 import MeanVarianceNormalization1Operator
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
-from .tensor import TensorDesc
-from .types import AxisDirection, DataType, ExecutionFlags, ReduceFunction, TensorFlags, to_data_type
+from .ops.structs import ScaleBias
+from .tensor import TensorDesc, packed_strides
+from .types import AxisDirection, DataType, ExecutionFlags, OperatorType, ReduceFunction, TensorFlags, to_data_type
 
 __all__ = [
-    "CompiledGraph", "Expression", "FusedActivation", "Graph", "PlannedBuffer", "activation_celu", "activation_elu",
-    "activation_gelu", "activation_hard_sigmoid", "activation_identity", "activation_leaky_relu", "activation_linear",
-    "activation_parametric_softplus", "activation_relu", "activation_scaled_elu", "activation_scaled_tanh",
-    "activation_shrink", "activation_sigmoid", "activation_softplus", "activation_softsign", "activation_tanh",
-    "activation_thresholded_relu", "arg_max", "arg_min", "gather_nd", "join", "mean_variance_normalization",
-    "one_hot", "reduce", "split",
+    "ELEMENT_WISE_FUNCTIONS", "CompiledGraph", "Expression", "FusedActivation", "Graph", "Operand", "PlannedBuffer",
+    "activation_celu", "activation_elu", "activation_gelu", "activation_hard_sigmoid", "activation_identity",
+    "activation_leaky_relu", "activation_linear", "activation_parametric_softplus", "activation_relu",
+    "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid", "activation_softplus",
+    "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max", "arg_min", "broadcast_to",
+    "gather_nd", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split", "transpose",
 ]
 
 NDArray = np.ndarray[Any, Any]
@@ -149,6 +165,88 @@ class Expression:
 
     def __repr__(self) -> str:
         return f"Expression({self.name!r}, {self.dtype.name}, sizes={list(self.sizes)})"
+
+    # Python's operators build the element-wise nodes DirectMLX's do (a number is a constant of the other operand's
+    # type); comparisons stay named functions (dml.equals, dml.less_than, ...), so expressions stay hashable.
+    __array_ufunc__ = None      # NumPy scalars and arrays on the left defer to the reflected operators below
+
+    def __add__(self, other: Operand) -> Expression:
+        return _call("add", self, other)
+
+    def __radd__(self, other: Operand) -> Expression:
+        return _call("add", other, self)
+
+    def __sub__(self, other: Operand) -> Expression:
+        return _call("subtract", self, other)
+
+    def __rsub__(self, other: Operand) -> Expression:
+        return _call("subtract", other, self)
+
+    def __mul__(self, other: Operand) -> Expression:
+        return _call("multiply", self, other)
+
+    def __rmul__(self, other: Operand) -> Expression:
+        return _call("multiply", other, self)
+
+    def __truediv__(self, other: Operand) -> Expression:
+        return _call("divide", self, other)
+
+    def __rtruediv__(self, other: Operand) -> Expression:
+        return _call("divide", other, self)
+
+    def __pow__(self, other: Operand) -> Expression:
+        return _call("pow", self, other)
+
+    def __rpow__(self, other: Operand) -> Expression:
+        return _call("pow", other, self)
+
+    def __mod__(self, other: Operand) -> Expression:
+        return _call("modulus_truncate", self, other)
+
+    def __rmod__(self, other: Operand) -> Expression:
+        return _call("modulus_truncate", other, self)
+
+    def __and__(self, other: Operand) -> Expression:
+        return _call("bit_and", self, other)
+
+    def __rand__(self, other: Operand) -> Expression:
+        return _call("bit_and", other, self)
+
+    def __or__(self, other: Operand) -> Expression:
+        return _call("bit_or", self, other)
+
+    def __ror__(self, other: Operand) -> Expression:
+        return _call("bit_or", other, self)
+
+    def __xor__(self, other: Operand) -> Expression:
+        return _call("bit_xor", self, other)
+
+    def __rxor__(self, other: Operand) -> Expression:
+        return _call("bit_xor", other, self)
+
+    def __lshift__(self, other: Operand) -> Expression:
+        return _call("bit_shift_left", self, other)
+
+    def __rlshift__(self, other: Operand) -> Expression:
+        return _call("bit_shift_left", other, self)
+
+    def __rshift__(self, other: Operand) -> Expression:
+        return _call("bit_shift_right", self, other)
+
+    def __rrshift__(self, other: Operand) -> Expression:
+        return _call("bit_shift_right", other, self)
+
+    def __neg__(self) -> Expression:
+        return _negative(self)
+
+    def __pos__(self) -> Expression:
+        return _call("identity", self)
+
+    def __abs__(self) -> Expression:
+        return _call("abs", self)
+
+    def __invert__(self) -> Expression:
+        return _call("bit_not", self)
 
 
 class Graph:
@@ -690,6 +788,391 @@ activation_softplus = _activation_function(ActivationSoftplusOperatorDesc)
 activation_softsign = _activation_function(ActivationSoftsignOperatorDesc)
 activation_tanh = _activation_function(ActivationTanhOperatorDesc)
 activation_thresholded_relu = _activation_function(ActivationThresholdedReluOperatorDesc)
+
+
+# -- element-wise operators (generated from ops/elementwise.py's rows) -------------------------------------------
+
+#: What an element-wise function takes for a tensor: an expression, or a Python number (a constant of its
+#: partner's data type).
+Operand = Expression | int | float
+
+#: DirectMLX's function names where they are not the DML name in snake case (IF: `if` is Python's keyword).
+_DIRECTMLX_NAMES = {
+    "LOGICAL_EQUALS": "equals", "LOGICAL_GREATER_THAN": "greater_than",
+    "LOGICAL_GREATER_THAN_OR_EQUAL": "greater_than_or_equal", "LOGICAL_LESS_THAN": "less_than",
+    "LOGICAL_LESS_THAN_OR_EQUAL": "less_than_or_equal", "IF": "if_",
+}
+_T = OperatorType
+
+
+def _function_name(info: ElementWiseInfo) -> str:
+    return _DIRECTMLX_NAMES.get(info.short_name, info.short_name.lower())
+
+
+def _tensor_parameter(field_name: str) -> str:
+    """A tensor field's parameter: InputTensor -> x (as the graph's other functions); ATensor -> a; ExponentTensor ->
+    exponent; ZeroPointTensor -> zero_point."""
+    return "x" if field_name == "InputTensor" else dml_field_name(field_name).removesuffix("_tensor")
+
+
+def _output_group(info: ElementWiseInfo) -> tuple[str, ...]:
+    return next((group for group in info.same_type if "OutputTensor" in group), ("OutputTensor",))
+
+
+def _output_is_chosen(info: ElementWiseInfo) -> bool:
+    """Whether the output's data type is the caller's (`output_dtype`): no input that is always present fixes it
+    (LOGICAL_* comparisons, IS_NAN, IS_INFINITY, BIT_COUNT; QUANTIZE_LINEAR, whose ZeroPointTensor is optional)."""
+    return not [name for name in _output_group(info) if name != "OutputTensor" and name not in info.optional]
+
+
+def _element_wise_signature(info: ElementWiseInfo) -> inspect.Signature:
+    """The tensors (positional or keyword; an optional one defaults to None), then the scalar fields without a
+    default (positional or keyword), then the rest keyword-only with the descriptor's defaults (ScaleBias,
+    FusedActivation: None; CLIP1's MinMaxDataType: None, the input's type), and `output_dtype` where the output's
+    type is not an input's."""
+    parameter = inspect.Parameter
+    defaults = {item.name: item.default for item in fields(cast(Any, CLASSES[info.operator_type]))
+                if item.default is not MISSING}
+    tensors = [parameter(_tensor_parameter(name), parameter.POSITIONAL_OR_KEYWORD,
+                         default=None if name in info.optional else parameter.empty,
+                         annotation="Operand | None" if name in info.optional else "Operand")
+               for name, _ in info.inputs]
+    required: list[inspect.Parameter] = []
+    keyword: list[inspect.Parameter] = []
+    for name, kind in info.scalars:
+        attribute = dml_field_name(name)
+        annotation = _SCALAR_ANNOTATIONS[kind]
+        if kind in (SCALE_BIAS, ACTIVATION, DATA_TYPE):
+            keyword.append(parameter(attribute, parameter.KEYWORD_ONLY, default=None, annotation=annotation))
+        elif attribute in defaults:
+            keyword.append(parameter(attribute, parameter.KEYWORD_ONLY, default=defaults[attribute],
+                                     annotation=annotation))
+        else:
+            required.append(parameter(attribute, parameter.POSITIONAL_OR_KEYWORD, annotation=annotation))
+    if _output_is_chosen(info):
+        keyword.append(parameter("output_dtype", parameter.KEYWORD_ONLY, default=None, annotation="object"))
+    return inspect.Signature([*tensors, *required, *keyword], return_annotation="Expression")
+
+
+_SCALAR_ANNOTATIONS = {FLOAT: "float", SCALAR: "int | float", DATA_TYPE: "DataType | str | None",
+                       ROUNDING: "RoundingMode | str", INFINITY: "IsInfinityMode | str",
+                       ACTIVATION: "FusedActivation | ActivationOperatorDesc | None", SCALE_BIAS: "ScaleBias | None"}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _number_constant(graph: Graph, label: str, parameter: str, value: Any, data_type: DataType) -> Expression:
+    """A Python number as a graph constant of `data_type` (sizes [1]; it broadcasts by zero strides): exact for an
+    integer type, rounded to a float type (a finite number beyond its range is refused)."""
+    what = f"a number operand is a constant of {data_type.name}, its partner's type"
+    if data_type.is_float:
+        with np.errstate(over="ignore"):
+            array = np.array([value], data_type.numpy_dtype)
+        if np.isinf(array[0]) and math.isfinite(value):
+            raise ValidationError(f"{label}: {parameter} is {describe(value)}, beyond {data_type.name}'s range "
+                                  f"({what})")
+        return graph.constant(array)
+    limits = np.iinfo(data_type.numpy_dtype)
+    integral = not isinstance(value, (float, np.floating)) or (math.isfinite(value) and float(value).is_integer())
+    if not integral or not int(limits.min) <= int(value) <= int(limits.max):
+        raise ValidationError(f"{label}: {parameter} is {describe(value)}; it must be an integer in "
+                              f"[{limits.min}, {limits.max}] ({what})")
+    return graph.constant(np.array([int(value)], data_type.numpy_dtype))
+
+
+def _check_types(info: ElementWiseInfo, label: str, expressions: dict[str, Expression]) -> None:
+    """The expressions of one `same_type` group share a data type (named by the function's parameters)."""
+    for group in info.same_type:
+        present = [name for name in group if name in expressions]
+        for name in present[1:]:
+            first, other = expressions[present[0]], expressions[name]
+            if other.dtype != first.dtype:
+                shared = ", ".join(group)
+                raise ValidationError(f"{label}: {_tensor_parameter(present[0])} is {first.dtype.name} and "
+                                      f"{_tensor_parameter(name)} is {other.dtype.name}; they must have the same "
+                                      f"data type ({info.operator_type.dml_name}: {shared} share one)")
+
+
+def _partner_type(info: ElementWiseInfo, field_name: str, expressions: dict[str, Expression]) -> DataType:
+    """The data type a number in `field_name` takes: its `same_type` partner's, else the first expression's."""
+    for group in info.same_type:
+        if field_name in group:
+            partner = next((expressions[name] for name in group if name in expressions), None)
+            if partner is not None:
+                return partner.dtype
+    return next(iter(expressions.values())).dtype
+
+
+def _broadcast_sizes(label: str, shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy's broadcasting: the shapes aligned from their last dimension, each size equal to the others or 1."""
+    rank = max(len(sizes) for sizes in shapes.values())
+    result: list[int] = []
+    for dim in range(-rank, 0):
+        sizes = {sizes[dim] for sizes in shapes.values() if len(sizes) >= -dim} - {1}
+        if len(sizes) > 1:
+            listed = " and ".join(f"{name} {list(sizes)}" for name, sizes in shapes.items())
+            raise ValidationError(f"{label}: the sizes of {listed} do not broadcast (NumPy's rules: aligned from the "
+                                  f"last dimension, each size equal or 1)")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def _view(desc: TensorDesc, sizes: Sequence[int], strides: Sequence[int] | None) -> TensorDesc:
+    """Another view of the buffer `desc` describes: its data type, flags, size and alignment, other sizes and
+    strides."""
+    if strides is not None and tuple(strides) == packed_strides(sizes):
+        strides = None
+    return TensorDesc(desc.data_type, tuple(sizes), None if strides is None else tuple(strides), flags=desc.flags,
+                      total_tensor_size_in_bytes=desc.total_tensor_size_in_bytes,
+                      guaranteed_base_offset_alignment=desc.guaranteed_base_offset_alignment)
+
+
+def _broadcast_desc(desc: TensorDesc, sizes: tuple[int, ...]) -> TensorDesc:
+    """`desc` read with the output's rank and sizes, as DML requires: zero strides where it broadcasts."""
+    if desc.sizes == sizes:
+        return desc
+    lead = len(sizes) - len(desc.sizes)
+    strides = (0,) * lead + tuple(stride if size == target else 0 for size, stride, target
+                                  in zip(desc.sizes, desc.element_strides, sizes[lead:], strict=True))
+    return _view(desc, sizes, strides)
+
+
+def _source(expression: Expression) -> tuple[Expression, TensorDesc]:
+    """What an element-wise node reads for `expression`: an IDENTITY's output without ScaleBias (a transpose,
+    reshape, broadcast_to or identity) is its input read through the IDENTITY's input strides, so the view is folded
+    into the reader and no IDENTITY runs for it; any other expression is itself."""
+    desc = expression.operator_desc
+    if isinstance(desc, ElementWiseOperatorDesc) and desc.OPERATOR_TYPE == _T.ELEMENT_WISE_IDENTITY \
+            and desc.field_value("ScaleBias") is None:
+        source = expression.node.inputs[0]
+        assert source is not None
+        return source, desc.tensor("InputTensor")
+    return expression, expression.desc
+
+
+def _build_element_wise(info: ElementWiseInfo, label: str, arguments: dict[str, Any]) -> Expression:
+    """The node of one element-wise operator from its function's bound arguments: types checked, numbers made
+    constants, every tensor broadcast to the output's sizes by zero strides, the output's type inferred."""
+    fields = [name for name, _ in info.inputs]
+    operands = {name: arguments.pop(_tensor_parameter(name)) for name in fields}
+    output_dtype = arguments.pop("output_dtype", None)
+    for name, value in operands.items():
+        if not (isinstance(value, Expression) or _is_number(value) or (value is None and name in info.optional)):
+            allowed = "a dml.Expression, a number or None" if name in info.optional else "a dml.Expression or a number"
+            raise ValidationError(f"{label}: {_tensor_parameter(name)} is {describe(value)}; it must be {allowed}")
+    expressions = {name: value for name, value in operands.items() if isinstance(value, Expression)}
+    if not expressions:
+        raise ValidationError(f"{label}: {' and '.join(_tensor_parameter(name) for name in fields)} are numbers; "
+                              f"at least one must be a dml.Expression (a number takes its partner's data type)")
+    graph = _graph_of(label, (), **{_tensor_parameter(name): value for name, value in expressions.items()})
+    _check_types(info, label, expressions)
+    tensors: dict[str, Expression] = {
+        name: value if isinstance(value, Expression) else
+        _number_constant(graph, label, _tensor_parameter(name), value, _partner_type(info, name, expressions))
+        for name, value in operands.items() if value is not None}
+    sizes = _broadcast_sizes(label, {_tensor_parameter(name): value.sizes for name, value in tensors.items()})
+    sources = {name: _source(value) for name, value in tensors.items()}
+    partners = [tensors[name] for name in _output_group(info) if name in tensors]
+    if output_dtype is not None:
+        data_type = to_data_type(label, "output_dtype", output_dtype)
+    else:
+        data_type = partners[0].dtype if partners else info.output_type or DataType.UINT8
+    first = tensors[fields[0]]
+    scalars: dict[str, Any] = {}
+    for name, kind in info.scalars:
+        value = arguments.pop(dml_field_name(name))
+        if kind == DATA_TYPE and value is None:
+            value = first.dtype
+        elif kind == ACTIVATION and isinstance(value, FusedActivation):
+            value = value.desc
+        scalars[dml_field_name(name)] = value
+    tensor_descs = {dml_field_name(name): _broadcast_desc(sources[name][1], sizes) if name in sources else None
+                    for name in fields}
+    cls = cast(Any, CLASSES[info.operator_type])     # a generated dataclass: its fields are the row's
+    desc = cls(**tensor_descs, output_tensor=_packed(data_type, sizes), **scalars)
+    return graph._add_operator(desc, [sources[name][0] if name in sources else None for name in fields])[0]
+
+
+def _bind(label: str, name: str, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+          ) -> dict[str, Any]:
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise ValidationError(f"{label}: {error}; its signature is {name}{signature}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _element_wise_function(name: str, infos: tuple[ElementWiseInfo, ...],
+                           choose: Callable[[dict[str, Any]], int] = lambda arguments: 0, signature_of: int = 0
+                           ) -> Callable[..., Expression]:
+    """The graph function `name` of the operators `infos` (the signature is infos[signature_of]'s; `choose` picks
+    the operator by the arguments, as DirectMLX's overloads do: Add with a FusedActivation builds ADD1, Pow with a
+    number for the exponent CONSTANT_POW)."""
+    label = f"dml.{name}"
+    signatures = [_element_wise_signature(info) for info in infos]
+    signature = signatures[signature_of]
+
+    def function(*args: Any, **kwargs: Any) -> Expression:
+        arguments = _bind(label, name, signature, args, kwargs)
+        chosen = choose(arguments)
+        return _build_element_wise(infos[chosen], label, {key: value for key, value in arguments.items()
+                                                          if key in signatures[chosen].parameters})
+
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = "\n\n".join(_element_wise_doc(info) for info in infos)
+    return function
+
+
+def _element_wise_doc(info: ElementWiseInfo) -> str:
+    cls = CLASSES[info.operator_type]
+    group = [name for name in _output_group(info) if name != "OutputTensor"]
+    if _output_is_chosen(info):
+        default = _tensor_parameter(group[0]) + "'s if given, else " if group else ""
+        output_type = f"output_dtype; by default {default}{(info.output_type or DataType.UINT8).name}"
+    else:
+        output_type = f"{_tensor_parameter(group[0])}'s"
+    return (f"{info.operator_type.dml_name}: {(cls.__doc__ or '').split(': ', 1)[-1]} The tensors broadcast by "
+            f"NumPy's rules (zero strides, no copy); a number becomes a constant of its partner's data type. Output: "
+            f"the broadcast sizes, packed; data type {output_type}.")
+
+
+def _add_or_add1(arguments: dict[str, Any]) -> int:
+    return 0 if arguments["fused_activation"] is None else 1   # FusedActivation.none() is an ADD1 without one
+
+
+def _pow_or_constant_pow(arguments: dict[str, Any]) -> int:
+    x = arguments["x"]
+    return 1 if _is_number(arguments["exponent"]) and isinstance(x, Expression) and x.dtype.is_float else 0
+
+
+def _element_wise_functions() -> dict[str, Callable[..., Expression]]:
+    functions = {_function_name(info): _element_wise_function(_function_name(info), (info,))
+                 for info in ELEMENT_WISE}
+    functions["add"] = _element_wise_function("add", (INFO[_T.ELEMENT_WISE_ADD], INFO[_T.ELEMENT_WISE_ADD1]),
+                                              _add_or_add1, signature_of=1)
+    functions["pow"] = _element_wise_function("pow", (INFO[_T.ELEMENT_WISE_POW], INFO[_T.ELEMENT_WISE_CONSTANT_POW]),
+                                              _pow_or_constant_pow)
+    return functions
+
+
+#: dml.add, dml.multiply, ... one function per element-wise operator, named as DirectMLX names them (snake case;
+#: the DML name where DirectMLX has none; `if_` for IF). Exported by opendml; kept out of this module's globals,
+#: where `abs`, `max`, `min`, `pow` and `round` would hide Python's own.
+ELEMENT_WISE_FUNCTIONS: dict[str, Callable[..., Expression]] = _element_wise_functions()
+
+
+def _call(name: str, *args: Any, **kwargs: Any) -> Expression:
+    return ELEMENT_WISE_FUNCTIONS[name](*args, **kwargs)
+
+
+def _negative(x: Expression) -> Expression:
+    """-x: NEGATE; on a float tensor below NEGATE's feature level (5_0), IDENTITY with ScaleBias (-1, -0), as
+    Chromium's WebNN does, with a bias of -0 so that -(+0) is -0 as NEGATE gives it."""
+    if x.dtype.is_float and x.graph.device.feature_level < INFO[_T.ELEMENT_WISE_NEGATE].level:
+        return _call("identity", x, scale_bias=ScaleBias(-1.0, -0.0))
+    return _call("negate", x)
+
+
+# -- views: IDENTITY over strides -------------------------------------------------------------------------------
+
+def _identity_view(graph: Graph, source: Expression, view: TensorDesc) -> Expression:
+    """IDENTITY reading `source`'s buffer through `view`: a packed copy where it must run (a graph output, or read
+    by a non-element-wise operator); element-wise readers fold it (`_source`)."""
+    identity = cast(Any, CLASSES[_T.ELEMENT_WISE_IDENTITY])
+    return graph._add_operator(identity(input_tensor=view, output_tensor=_packed(view.data_type, view.sizes)),
+                               [source])[0]
+
+
+def transpose(x: Expression, perm: Sequence[int] | None = None) -> Expression:
+    """x with its dimensions permuted (`perm[i]` is the input dimension of output dimension i; None reverses them,
+    as NumPy's; a negative one counts from the end): IDENTITY over permuted strides, folded into element-wise
+    readers.
+
+    >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
+    >>> transpose(x, [2, 0, 1]).sizes
+    (4, 2, 3)
+    """
+    label = "dml.transpose"
+    graph = _graph_of(label, x=x)
+    rank = len(x.sizes)
+    if perm is None:
+        order = tuple(reversed(range(rank)))
+    else:
+        items = to_sequence(label, "perm", perm, what="a list of integers")
+        order = tuple(to_int(label, f"perm[{index}]", item, low=-rank, high=rank - 1) % rank
+                      for index, item in enumerate(items))
+        if sorted(order) != list(range(rank)):
+            raise ValidationError(f"{label}: perm is {describe(perm)}; it must name each of x's {rank} dimensions "
+                                  f"once (a permutation of {list(range(rank))})")
+    source, view = _source(x)
+    strides = view.element_strides
+    return _identity_view(graph, source, _view(view, [view.sizes[dim] for dim in order],
+                                               [strides[dim] for dim in order]))
+
+
+def reshape(x: Expression, sizes: Sequence[int]) -> Expression:
+    """x's elements, in row-major order, with other sizes (one of them may be -1: inferred, as in NumPy): IDENTITY
+    over the packed strides of the new sizes, folded into element-wise readers. An x that is not packed (a
+    transposed view, a strided input) is copied once into a packed tensor first.
+
+    >>> g = Graph(Device()); x = g.input([2, 3, 4], "FLOAT32")
+    >>> reshape(x, [6, -1]).sizes
+    (6, 4)
+    """
+    label = "dml.reshape"
+    graph = _graph_of(label, x=x)
+    items = to_sequence(label, "sizes", sizes, what="a list of integers")
+    wanted = [_reshape_size(label, index, item) for index, item in enumerate(items)]
+    known = math.prod(size for size in wanted if size != -1)
+    count = x.desc.element_count
+    if wanted.count(-1) > 1:
+        raise ValidationError(f"{label}: sizes is {describe(sizes)}; at most one size may be -1 (inferred)")
+    if -1 in wanted and known and count % known == 0:
+        wanted[wanted.index(-1)] = count // known
+    if -1 in wanted or math.prod(wanted) != count:
+        raise ValidationError(f"{label}: sizes is {describe(sizes)}; x {list(x.sizes)} has {count} elements, and a "
+                              f"reshape keeps every one")
+    source, view = _source(x)
+    if not view.is_packed:
+        source, view = x, x.desc
+        if not view.is_packed:
+            source = _identity_view(graph, x, x.desc)
+            view = source.desc
+    return _identity_view(graph, source, _view(view, wanted, None))
+
+
+def _reshape_size(label: str, index: int, item: object) -> int:
+    if _is_number(item) and item == -1:
+        return -1
+    try:
+        return to_uint(label, f"sizes[{index}]", item)
+    except ValidationError:
+        raise ValidationError(f"{label}: sizes[{index}] is {describe(item)}; it must be -1 (inferred) or an integer "
+                              f"in [0, 2^32)") from None
+
+
+def broadcast_to(x: Expression, sizes: Sequence[int]) -> Expression:
+    """x broadcast to `sizes` by NumPy's rules (aligned from the last dimension; a size of 1 repeats): IDENTITY over
+    zero strides, folded into element-wise readers.
+
+    >>> g = Graph(Device()); x = g.input([3, 1], "FLOAT32")
+    >>> broadcast_to(x, [2, 3, 4]).sizes
+    (2, 3, 4)
+    """
+    label = "dml.broadcast_to"
+    graph = _graph_of(label, x=x)
+    target = to_uint_list(label, "sizes", sizes)
+    rank = len(x.sizes)
+    if len(target) < rank or any(size not in (1, wanted) for size, wanted in zip(x.sizes, target[-rank:],
+                                                                                  strict=True)):
+        raise ValidationError(f"{label}: x's sizes {list(x.sizes)} do not broadcast to {list(target)} (NumPy's "
+                              f"rules: aligned from the last dimension, each size equal or 1)")
+    source, view = _source(x)
+    return _identity_view(graph, source, _broadcast_desc(view, target))
 
 
 # -- compiling and dispatching ----------------------------------------------------------------------------------
