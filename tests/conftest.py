@@ -53,7 +53,7 @@ EVERY_BACKEND = {
     "test_reduce_properties", "test_activations", "test_fuzz_data", "test_fuzz_memory", "test_graph",
     "test_concurrency", "test_gpu", "test_reduce_shapes", "test_join", "test_arg_min_max", "test_gather_nd",
     "test_mean_variance_normalization", "test_activation_standalone", "test_fuzz_descriptors", "test_bindings",
-    "test_activation_accuracy", "test_outputs", "test_graph_element_wise",
+    "test_activation_accuracy", "test_outputs", "test_element_wise",
 }
 
 #: Of those, the modules whose operators also have the cpu backend's small-tensor kernels (backends/cpu/small), all
@@ -75,8 +75,9 @@ def gpu_adapter_missing() -> str | None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     if module in EVERY_BACKEND and "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", ["cpu", "cpu-small", "gpu"] if module in SMALL_KERNELS_TOO else ["cpu", "gpu"],
-                             indirect=True)
+        names = ["cpu", "cpu-small", "gpu"] if module in SMALL_KERNELS_TOO else ["cpu", "gpu"]
+        only = getattr(metafunc.function, "backends", None)   # a test that names its backends runs on those only
+        metafunc.parametrize("backend", [name for name in names if only is None or name in only], indirect=True)
 
 
 @pytest.fixture(autouse=True)

@@ -682,3 +682,356 @@ def reference_activation_integer(name: str, parameters: Sequence[float], x: np.n
         raise ValueError(f"{name} has no integer form")
     values = [min(max(function(int(v)), low), high) for v in np.asarray(x).reshape(-1).tolist()]
     return np.array(values, dtype=x.dtype).reshape(np.shape(x))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# ELEMENT_WISE
+# ---------------------------------------------------------------------------------------------------------------------
+# The 62 element-wise operators, element by element, written from the DML pages and the README's rulings without the
+# package's formula language (never import opendml here): exact Python ints for integer tensors (wrapped to the
+# output's type on store: + - * wrap, truncating division, division and modulus by zero give 0, INT_MIN / -1 wraps,
+# shifts by the width or more give 0), Python / NumPy float64 for floats. The compute float is FLOAT32 for FLOAT32
+# and FLOAT16 tensors (the FLOAT16 values are widened exactly, the result rounded once to FLOAT16): where an operator
+# is a chain of IEEE operations (MEAN, DIFFERENCE_SQUARE, ScaleBias, the quantizers) each step is rounded to the
+# compute float (`rnd`), since float64 rounded once to FLOAT32 is the correctly rounded FLOAT32 result of one + - * /
+# (53 >= 2 * 24 + 2); transcendentals are computed once in float64 (the caller compares within ulps).
+# NaN: MIN, MAX, CLIP, CLIP1 and THRESHOLD propagate it; comparisons with NaN are false; SIGN(NaN) = 0; QUANTIZE of
+# NaN saturates to 0.
+
+
+class ElementWiseContext:
+    """What an element function needs besides its values: the compute float's rounding, the input and output
+    dtypes, and the operator's scalar fields (DML names)."""
+
+    def __init__(self, compute: type, inputs: dict[str, np.dtype], output: np.dtype,
+                 fields: dict[str, object]) -> None:
+        self.compute, self.inputs, self.output, self.fields = compute, inputs, output, fields
+
+    def rnd(self, value: float) -> float:
+        """`value` rounded to the compute float."""
+        return float(self.compute(value))
+
+    def width(self, variable: str) -> int:
+        return self.inputs[variable].itemsize * 8
+
+
+def _f64(function: Callable[..., object]) -> Callable[..., float]:
+    """A NumPy float64 function as a function of Python floats (IEEE specials, no exceptions)."""
+    def call(*values: float) -> float:
+        with np.errstate(all="ignore"):
+            return float(function(*(np.float64(v) for v in values)))  # type: ignore[arg-type]
+    return call
+
+
+_fdiv = _f64(np.divide)
+_fmod = _f64(np.fmod)
+_ffloor = _f64(np.floor)
+
+
+def _fpow(x: float, y: float) -> float:
+    """C99's pow (Python's math.pow, with its domain and range errors turned into C99's results; NumPy's power
+    computes pow(-inf, 0.5) as sqrt(-inf) = NaN)."""
+    odd = y.is_integer() and abs(y) < 2.0**53 and int(y) % 2 == 1
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return -math.inf if x < 0 and odd else math.inf
+    except ValueError:
+        if x == 0 and y < 0:   # a pole: +-inf for an odd exponent (the zero's sign), +inf otherwise
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+
+
+def trunc_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero; 0 for b == 0 (the caller wraps MIN / -1)."""
+    if b == 0:
+        return 0
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def round_half_even(x: float) -> float:
+    """The nearest integer, halves to the even one; the sign of zero kept; inf and NaN unchanged."""
+    if not math.isfinite(x):
+        return x
+    return math.copysign(float(round(x)), x)   # Python's round() rounds halves to even, exactly
+
+
+def round_half_away(x: float) -> float:
+    """The nearest integer, halves away from zero."""
+    if not math.isfinite(x):
+        return x
+    magnitude = abs(x)
+    whole = math.floor(magnitude)
+    return math.copysign(float(whole + 1 if magnitude - whole >= 0.5 else whole), x)
+
+
+def _extreme(pick: Callable[[float, float], float]) -> Callable[[float, float], float]:
+    def function(a: float, b: float) -> float:
+        if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+            return math.nan
+        return pick(a, b)
+    return function
+
+
+_max, _min = _extreme(max), _extreme(min)
+
+
+def _clip(ctx: ElementWiseContext, x: float) -> float:
+    low, high = ctx.fields["Min"], ctx.fields["Max"]
+    if isinstance(x, int):   # CLIP's FLOAT Min / Max on an integer tensor: truncated toward zero, saturated
+        info = np.iinfo(ctx.output)
+        low, high = (max(int(info.min), min(int(info.max), int(float(np.float32(v))))) for v in (low, high))
+    elif ctx.compute is not np.float64:
+        low, high = ctx.rnd(float(low)), ctx.rnd(float(high))   # type: ignore[arg-type]
+    return _max(low, _min(x, high))  # type: ignore[arg-type]
+
+
+def _clip1(ctx: ElementWiseContext, x: float) -> float:
+    low, high = ctx.fields["Min"], ctx.fields["Max"]   # exact in the tensor's type (the caller's values)
+    return _max(low, _min(x, high))  # type: ignore[arg-type]
+
+
+def _threshold(ctx: ElementWiseContext, x: float) -> float:
+    low = ctx.fields["Min"]
+    if isinstance(x, int):
+        info = np.iinfo(ctx.output)
+        low = max(int(info.min), min(int(info.max), int(float(np.float32(low)))))  # type: ignore[arg-type]
+    else:
+        low = ctx.rnd(float(low))  # type: ignore[arg-type]
+    return _max(x, low)  # type: ignore[arg-type]
+
+
+def _sign(ctx: ElementWiseContext, x: float) -> float:
+    if isinstance(x, float) and math.isnan(x):
+        return 0.0
+    return (x > 0) - (x < 0) if isinstance(x, int) else float((x > 0) - (x < 0))
+
+
+def _is_infinity(ctx: ElementWiseContext, x: float) -> bool:
+    mode = ctx.fields.get("InfinityMode", "EITHER")
+    return math.isinf(x) and (mode == "EITHER" or (mode == "POSITIVE") == (x > 0))
+
+
+def _round(ctx: ElementWiseContext, x: float) -> float:
+    mode = ctx.fields.get("RoundingMode", "HALVES_TO_NEAREST_EVEN")
+    if mode == "TOWARD_ZERO":
+        return x if not math.isfinite(x) else math.copysign(float(math.trunc(x)), x)
+    return round_half_away(x) if mode == "TOWARD_INFINITY" else round_half_even(x)
+
+
+def _saturate(value: float, dtype: np.dtype) -> int:
+    """An integral float clamped to the integer type's range; NaN gives 0."""
+    info = np.iinfo(dtype)
+    if math.isnan(value):
+        return 0
+    if value <= info.min:
+        return int(info.min)
+    if value >= info.max:
+        return int(info.max)
+    return int(value)
+
+
+def _quantize(ctx: ElementWiseContext, x: float, s: float, z: int = 0) -> int:
+    """clamp(round(input / scale) + zero_point, Min, Max), halves to even, in the compute float."""
+    quotient = ctx.rnd(_fdiv(ctx.rnd(float(x)), s))
+    return _saturate(ctx.rnd(round_half_even(quotient) + float(z)), ctx.output)
+
+
+def _dequantize(ctx: ElementWiseContext, x: int, s: float, z: int = 0) -> float:
+    """(input - zero_point) * scale: the difference exact, then converted to the compute float."""
+    return ctx.rnd(ctx.rnd(float(x - z)) * s)
+
+
+def _pow(ctx: ElementWiseContext, x: float, e: float) -> float:
+    """pow by the tensors' kinds: a float base with any exponent (an integer exponent converted to the compute
+    float); an integer base with a float exponent: pow in the compute float, truncated and saturated; integers:
+    exactly, wrapped (a negative exponent: 1 / x^-e truncated: 1 for x = 1, +-1 for x = -1, 0 otherwise)."""
+    if isinstance(x, float):
+        return _fpow(x, ctx.rnd(float(e)))
+    if isinstance(e, float):
+        result = ctx.rnd(_fpow(ctx.rnd(float(x)), e))
+        return _saturate(float(math.trunc(result)) if math.isfinite(result) else result, ctx.output)
+    if e >= 0:
+        return pow(x, e, 1 << 64)
+    if x == 1:
+        return 1
+    if x == -1:
+        return -1 if e % 2 else 1
+    return 0
+
+
+def _mod_floor(ctx: ElementWiseContext, a: float, b: float) -> float:
+    if isinstance(a, int):
+        return 0 if b == 0 else a % b   # Python's modulus: the divisor's sign
+    remainder = _fmod(a, b)
+    if remainder != 0 and (remainder < 0) != (b < 0):
+        remainder = ctx.rnd(remainder + b)
+    return remainder
+
+
+def _mod_trunc(ctx: ElementWiseContext, a: float, b: float) -> float:
+    if isinstance(a, int):
+        return a - trunc_div(a, b) * b if b != 0 else 0
+    return _fmod(a, b)
+
+
+def _shift(ctx: ElementWiseContext, a: int, b: int, left: bool) -> int:
+    width = ctx.width("a")
+    if not 0 <= b < width:
+        return 0
+    return a << b if left else a >> b
+
+
+def _arith(float_op: Callable[[float, float], float], int_op: Callable[[int, int], int]
+           ) -> Callable[[ElementWiseContext, float, float], float]:
+    def function(ctx: ElementWiseContext, a: float, b: float) -> float:
+        if isinstance(a, int):
+            return int_op(a, b)  # type: ignore[arg-type]
+        return ctx.rnd(float_op(a, b))
+    return function
+
+
+def _add_activation(ctx: ElementWiseContext, a: float, b: float) -> float:
+    total = ctx.rnd(a + b)
+    activation = ctx.fields.get("FusedActivation")
+    if activation is None:
+        return total
+    name, parameters = activation  # type: ignore[misc]
+    return float(apply_activation(name, parameters, np.array([total]))[0])
+
+
+def _mean(ctx: ElementWiseContext, a: float, b: float) -> float:
+    if isinstance(a, int):
+        return trunc_div(a + b, 2)
+    return ctx.rnd(ctx.rnd(a + b) / 2)
+
+
+def _bits(function: Callable[[int, int], int]) -> Callable[[ElementWiseContext, int, int], int]:
+    return lambda ctx, a, b: function(a, b)
+
+
+_UNARY_FLOAT = {
+    "ACOS": np.arccos, "ASIN": np.arcsin, "ATAN": np.arctan, "COS": np.cos, "EXP": np.exp, "LOG": np.log,
+    "SIN": np.sin, "SQRT": np.sqrt, "TAN": np.tan, "SINH": np.sinh, "COSH": np.cosh, "TANH": np.tanh,
+    "ASINH": np.arcsinh, "ACOSH": np.arccosh, "ATANH": np.arctanh, "CEIL": np.ceil, "FLOOR": np.floor,
+}
+
+def _unary_float(function: Callable[..., object]) -> Callable[[ElementWiseContext, float], float]:
+    wide = _f64(function)
+    return lambda ctx, x: wide(x)
+
+
+#: Operator (DML name without ELEMENT_WISE_) -> its element function (context, then the values in the struct's
+#: order of input tensors: x; a, b; x, e for POW; c, a, b for IF; x, s, z for the quantizers). Float values come
+#: in as Python floats (ScaleBias already applied), integers as Python ints; the result is a float (rounded by the
+#: caller to the output's type), an int (wrapped by the caller) or a bool (1 or 0).
+ELEMENT_WISE_REFERENCE: dict[str, Callable[..., object]] = {
+    "IDENTITY": lambda ctx, x: x,
+    "ABS": lambda ctx, x: abs(x),
+    **{name: _unary_float(function) for name, function in _UNARY_FLOAT.items()},
+    "RECIP": lambda ctx, x: _fdiv(1.0, x),
+    "ERF": lambda ctx, x: math.erf(x),
+    "CLIP": _clip,
+    "CLIP1": _clip1,
+    "THRESHOLD": _threshold,
+    "CONSTANT_POW": lambda ctx, x: _fpow(x, ctx.rnd(float(ctx.fields["Exponent"]))),  # type: ignore[arg-type]
+    "LOGICAL_NOT": lambda ctx, x: x == 0,
+    "SIGN": _sign,
+    "IS_NAN": lambda ctx, x: math.isnan(x),
+    "IS_INFINITY": _is_infinity,
+    "ROUND": _round,
+    "BIT_NOT": lambda ctx, x: ~x,
+    "BIT_COUNT": lambda ctx, x: bin(x & ((1 << ctx.width("x")) - 1)).count("1"),   # the bits of x's own width
+    "NEGATE": lambda ctx, x: -x,
+    "QUANTIZE_LINEAR": _quantize,
+    "DEQUANTIZE_LINEAR": _dequantize,
+    "ADD": _arith(lambda a, b: a + b, lambda a, b: a + b),
+    "ADD1": lambda ctx, a, b: a + b if isinstance(a, int) else _add_activation(ctx, a, b),
+    "SUBTRACT": _arith(lambda a, b: a - b, lambda a, b: a - b),
+    "MULTIPLY": _arith(lambda a, b: a * b, lambda a, b: a * b),
+    "DIVIDE": _arith(_fdiv, trunc_div),
+    "POW": _pow,
+    "MAX": lambda ctx, a, b: _max(a, b),
+    "MIN": lambda ctx, a, b: _min(a, b),
+    "MEAN": _mean,
+    "LOGICAL_AND": lambda ctx, a, b: a != 0 and b != 0,
+    "LOGICAL_OR": lambda ctx, a, b: a != 0 or b != 0,
+    "LOGICAL_XOR": lambda ctx, a, b: (a != 0) != (b != 0),
+    "LOGICAL_EQUALS": lambda ctx, a, b: a == b,
+    "LOGICAL_GREATER_THAN": lambda ctx, a, b: a > b,
+    "LOGICAL_GREATER_THAN_OR_EQUAL": lambda ctx, a, b: a >= b,
+    "LOGICAL_LESS_THAN": lambda ctx, a, b: a < b,
+    "LOGICAL_LESS_THAN_OR_EQUAL": lambda ctx, a, b: a <= b,
+    "BIT_AND": _bits(lambda a, b: a & b),
+    "BIT_OR": _bits(lambda a, b: a | b),
+    "BIT_XOR": _bits(lambda a, b: a ^ b),
+    "BIT_SHIFT_LEFT": lambda ctx, a, b: _shift(ctx, a, b, True),
+    "BIT_SHIFT_RIGHT": lambda ctx, a, b: _shift(ctx, a, b, False),
+    "MODULUS_TRUNCATE": _mod_trunc,
+    "MODULUS_FLOOR": _mod_floor,
+    "ATAN_YX": lambda ctx, a, b: _f64(np.arctan2)(a, b),
+    "DIFFERENCE_SQUARE": lambda ctx, a, b: (a - b) * (a - b) if isinstance(a, int) else ctx.rnd(
+        ctx.rnd(a - b) * ctx.rnd(a - b)),
+    "IF": lambda ctx, c, a, b: a if c != 0 else b,
+}
+
+#: The operators that work on the raw bits of float tensors (the pages' "native encoding").
+ELEMENT_WISE_BITWISE = frozenset({"BIT_NOT", "BIT_COUNT", "BIT_AND", "BIT_OR", "BIT_XOR"})
+#: The variables ScaleBias applies to (float tensors only).
+_SCALED = {"POW": "x"}
+
+
+def _unsigned(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"u{dtype.itemsize}")
+
+
+def reference_element_wise(operator: str, inputs: dict[str, np.ndarray | None], output_dtype: np.dtype | type,
+                           fields: dict[str, object] | None = None) -> np.ndarray:
+    """The operator over logical arrays of one shape: `inputs` {formula variable (x; a, b; x, e; c, a, b; x, s, z):
+    array or None (an absent zero point: 0)}; `fields` the scalar fields by DML name (Min, Max, Exponent,
+    RoundingMode / InfinityMode as the enum member's name, ScaleBias as (scale, bias) or None, FusedActivation as
+    (activation name, parameters) or None). Returns the expected output in `output_dtype`: floats rounded once from
+    the compute float, integers wrapped, booleans 1 or 0."""
+    fields = dict(fields or {})
+    output = np.dtype(output_dtype)
+    present = {name: array for name, array in inputs.items() if array is not None}
+    bitwise = operator in ELEMENT_WISE_BITWISE
+    if bitwise:   # the raw bits, as unsigned integers of the tensor's width
+        present = {name: array.view(_unsigned(array.dtype)) if is_float_dtype(array.dtype) else array
+                   for name, array in present.items()}
+        if is_float_dtype(output):
+            output = _unsigned(output)
+    dtypes = {name: array.dtype for name, array in present.items()}
+    compute = np.float64 if any(dtype == np.float64 for dtype in (*dtypes.values(), output)) else np.float32
+    ctx = ElementWiseContext(compute, dtypes, output, fields)
+    function = ELEMENT_WISE_REFERENCE[operator]
+    scale_bias = fields.get("ScaleBias")
+    scaled = _SCALED.get(operator, "x")
+    shape = next(iter(present.values())).shape
+    flat = {name: to_python_scalars(array) for name, array in present.items()}
+    names = list(inputs)
+    results: list[object] = []
+    with np.errstate(all="ignore"):
+        for index in range(int(np.prod(shape))):
+            values = []
+            for name in names:
+                value = flat[name][index] if name in flat else 0
+                if name == scaled and scale_bias is not None and isinstance(value, float):
+                    scale, bias = scale_bias  # type: ignore[misc]
+                    value = ctx.rnd(ctx.rnd(value * float(np.float32(scale))) + float(np.float32(bias)))
+                values.append(value)
+            results.append(function(ctx, *values))
+    return _store(results, output, compute).reshape(shape).view(
+        np.dtype(output_dtype)) if bitwise else _store(results, output, compute).reshape(shape)
+
+
+def _store(results: list[object], output: np.dtype, compute: type) -> np.ndarray:
+    """The results in the output's type: floats rounded to the compute float, then once to FLOAT16 where the output
+    is; integers (and booleans) wrapped."""
+    if is_float_dtype(output):
+        with np.errstate(all="ignore"):
+            wide = np.array([float(value) for value in results], np.float64)  # type: ignore[arg-type]
+            return wide.astype(compute).astype(output)
+    return np.array([wrap_int(int(value), output) for value in results],  # type: ignore[call-overload]
+                    dtype=object).astype(output)
