@@ -143,6 +143,16 @@ def test_comparison_gives_uint8_and_if_selects() -> None:
     np.testing.assert_array_equal(chosen, np.array([2, 5, 2, 7], np.float32))
 
 
+def test_add_with_any_fused_activation_is_add1() -> None:
+    g = graph()
+    a = g.input([2], "FLOAT32")
+    assert dml.add(a, a).operator_desc.OPERATOR_TYPE == T.ELEMENT_WISE_ADD
+    none = dml.add(a, a, fused_activation=dml.FusedActivation.none()).operator_desc
+    assert none.OPERATOR_TYPE == T.ELEMENT_WISE_ADD1 and none.fused_activation is None
+    elu = dml.add1(a, a, fused_activation=dml.FusedActivation.elu(0.5)).operator_desc
+    assert elu.fused_activation == dml.ActivationEluOperatorDesc(alpha=0.5)
+
+
 def test_integer_divide_and_mean_truncate() -> None:
     g = graph()
     a = g.input([4], "INT32", name="a")

@@ -157,6 +157,8 @@ def _check_graph(names: dict[str, Any], printed: str) -> None:
     assert names["total_out"].tolist() == [[9, 12, 15]]
     assert names["left"].tolist() == [[0], [3], [6]]
     assert names["right"].tolist() == [[1, 2], [4, 5], [7, 8]]
+    # 2x - x^T = [[0, 2-3, 4-6], [6-1, 8-4, 10-7], [12-2, 14-5, 16-8]], clipped to [-4, 4]
+    assert names["clipped_out"].tolist() == [[0, -1, -2], [4, 4, 3], [4, 4, 4]]
 
 
 def _check_gpu(names: dict[str, Any], printed: str) -> None:
