@@ -13,7 +13,8 @@ this process; one test runs on a distributed cluster (every descriptor crosses t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dask
@@ -21,6 +22,8 @@ import dask.array as da
 import numpy as np
 import pytest
 from distributed import Client, LocalCluster
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 
 import opendml as dml
 from opendml import dask_graph
@@ -256,6 +259,74 @@ def test_other_operators_read_strides_folded_into_them() -> None:
     values = np.array([[1, 9, 2, 8, 3], [-1, -2, -3, -4, -5], [0.5, 7, 0.25, 7.5, 6]], np.float32)
     _, got = run_both(compiled, {"x": values}, {"x": ((1, 2), (2, 3))})
     assert got.tolist() == [[9, -1, 7.5]]
+
+
+# -- any broadcast, layout and chunks ------------------------------------------------------------------------------
+
+#: (descriptor class, input type, output type, values) of the property's operators; values(rng, shape) -> array.
+Values = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40, 65504, 1 / 3], np.float32)
+
+
+def _floats(dtype: Any) -> Values:
+    def values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        drawn = rng.standard_normal(shape).astype(np.float32) * 100
+        drawn.reshape(-1)[::3] = rng.choice(_SPECIAL, drawn.size)[::3]
+        with np.errstate(over="ignore"):
+            return drawn.astype(dtype)
+    return values
+
+
+def _integers(dtype: Any) -> Values:
+    info = np.iinfo(dtype)
+    return lambda rng, shape: rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
+
+
+PROPERTY_OPERATORS = [
+    (dml.ElementWiseAddOperatorDesc, "FLOAT32", "FLOAT32", _floats(np.float32)),
+    (dml.ElementWiseMultiplyOperatorDesc, "FLOAT16", "FLOAT16", _floats(np.float16)),
+    (dml.ElementWiseSubtractOperatorDesc, "INT8", "INT8", _integers(np.int8)),
+    (dml.ElementWiseDivideOperatorDesc, "INT32", "INT32", _integers(np.int32)),
+    (dml.ElementWiseMaxOperatorDesc, "FLOAT32", "FLOAT32", _floats(np.float32)),
+    (dml.ElementWiseLogicalLessThanOperatorDesc, "FLOAT32", "UINT8", _floats(np.float32)),
+    (dml.ElementWiseBitXorOperatorDesc, "UINT64", "UINT64", _integers(np.uint64)),
+]
+
+
+@st.composite
+def cut(draw: st.DrawFn, size: int) -> tuple[int, ...]:
+    """One dimension's chunks: whole, or cut at up to two random places."""
+    if size == 1 or draw(st.booleans()):
+        return (size,)
+    edges = [0, *sorted(draw(st.sets(st.integers(1, size - 1), min_size=1, max_size=2))), size]
+    return tuple(high - low for low, high in itertools.pairwise(edges))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_any_broadcast_layout_and_chunks_give_one_machines_bits(data: st.DataObject) -> None:
+    # Two inputs, each broadcasting along any of the output's dimensions, held in memory in any dimension order (a
+    # transposed view), each chunked in its own way.
+    cls, input_type, output_type, values = data.draw(st.sampled_from(PROPERTY_OPERATORS))
+    sizes = tuple(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=3), label="sizes"))
+    rank = len(sizes)
+    graph = dml.Graph(dml.Device())
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    tensors, expressions, arrays, chunks = [], [], {}, {}
+    for name in ("a", "b"):
+        broadcast = data.draw(st.lists(st.booleans(), min_size=rank, max_size=rank), label=f"{name} broadcasts")
+        compact = [1 if flag else size for flag, size in zip(broadcast, sizes, strict=True)]
+        order = data.draw(st.permutations(range(rank)), label=f"{name} memory order")
+        held = [compact[dim] for dim in order]
+        strides = dml.TensorDesc(input_type, held).element_strides
+        tensors.append(T(input_type, sizes, [0 if broadcast[dim] and sizes[dim] > 1 else strides[order.index(dim)]
+                                             for dim in range(rank)]))
+        expressions.append(graph.input(held, input_type, name=name))
+        arrays[name] = values(rng, tuple(held))
+        chunks[name] = tuple(data.draw(cut(size)) for size in held)
+    note(f"{cls.__name__} {input_type}: {tensors}, chunks {chunks}")
+    compiled = graph.compile([node(graph, cls(*tensors, T(output_type, sizes)), *expressions)])
+    run_both(compiled, arrays, chunks)
 
 
 # -- types and operators --------------------------------------------------------------------------------------------
