@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.ops.activations import ActivationOperatorDesc
+from opendml.ops.elementwise import ElementWiseOperatorDesc
 
 Strides = tuple[int, ...] | None
 
@@ -413,3 +414,73 @@ def mean_variance_normalization(draw: st.DrawFn, cls: type[dml.OperatorDesc], le
         activation = activation_cls(*parameters)
     return cls(draw(input_desc(data_type, sizes)), side(), side(), draw(output_desc(data_type, sizes)),  # type: ignore
                draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from((1e-5, 1e-3, 1.0))), activation)
+
+
+@draws_descriptors(ElementWiseOperatorDesc)
+@st.composite
+def element_wise(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any of the 62 ELEMENT_WISE operators, from its row (`INFO`): the types of the row in force (a `same_type`
+    group shares one; QUANTIZE_LINEAR's ScaleTensor by its rule; POW's exponent the input's type below 3_0), a rank
+    of the row, inputs at any strides, an optional zero point absent now and then from 6_2, and scalar fields drawn
+    by kind: ScaleBias (float inputs) or None, FLOAT Min/Max/Exponent, CLIP1's MinMaxDataType and exact Min <= Max of
+    the type, the enums, a parameterless or simple fused activation."""
+    from opendml.ops.activations import ACTIVATION_CLASSES
+
+    info = cls.INFO  # type: ignore[attr-defined]
+    row = table_row(cls, level)
+    fields = info.tensor_fields()
+    types: dict[str, dml.DataType] = {}
+    for group in info.same_type:
+        shared = [t for t in row_types(row, group[0]) if all(t in row_types(row, field) for field in group)]
+        types.update(dict.fromkeys(group, draw(st.sampled_from(shared))))
+    for field in fields:
+        if field not in types:
+            types[field] = draw(st.sampled_from(row_types(row, field)))
+    if info.short_name == "QUANTIZE_LINEAR":
+        types["ScaleTensor"] = dml.DataType.FLOAT32 if types["InputTensor"] == dml.DataType.INT32 \
+            else types["InputTensor"]
+    if info.short_name == "POW" and level < dml.FeatureLevel.LEVEL_3_0:
+        types["ExponentTensor"] = types["InputTensor"]
+    low, high = row_ranks(row, fields[0])
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5))), max_elements=64))
+    tensors: list[dml.TensorDesc | None] = []
+    for field in fields:
+        if field in info.optional and level >= dml.FeatureLevel.LEVEL_6_2 and draw(st.booleans()):
+            tensors.append(None)
+        elif field == "OutputTensor":
+            tensors.append(draw(output_desc(types[field], sizes)))
+        else:
+            tensors.append(draw(input_desc(types[field], sizes)))
+    first = types[fields[0]]
+    scalars: list[Any] = []
+    bounds = sorted(draw(st.floats(-4, 4, width=32)) for _ in range(2))
+    if not first.is_float:
+        type_info = np.iinfo(first.numpy_dtype)
+        edges = sorted(draw(st.integers(int(type_info.min), int(type_info.max))) for _ in range(2))
+    for name, kind in info.scalars:
+        if kind == "SCALE_BIAS":
+            scalars.append(dml.ScaleBias(draw(st.sampled_from((1.0, -0.5, 2.0, 0.1))),
+                                         draw(st.sampled_from((0.0, 0.25, -1.0))))
+                           if first.is_float and draw(st.booleans()) else None)
+        elif kind == "FLOAT":
+            scalars.append(draw(st.sampled_from((0.5, 2.0, 3.0, -1.0, 1.5))) if name == "Exponent"
+                           else bounds[0] if name == "Min" else bounds[1])
+        elif kind == "DATA_TYPE":
+            scalars.append(first)
+        elif kind == "SCALAR":
+            if first.is_float:
+                scalars.append(bounds[0] if name == "Min" else bounds[1])
+            else:
+                scalars.append(edges[0] if name == "Min" else edges[1])
+        elif kind == "ROUNDING":
+            scalars.append(draw(st.sampled_from(list(dml.RoundingMode))))
+        elif kind == "INFINITY":
+            scalars.append(draw(st.sampled_from(list(dml.IsInfinityMode))))
+        elif kind == "ACTIVATION":
+            activation = None
+            if draw(st.booleans()):
+                activation_cls = draw(st.sampled_from(tuple(ACTIVATION_CLASSES.values())))
+                activation = activation_cls(*[draw(st.floats(0.25, 2, width=32)) + (1.0 if p == "steepness" else 0.0)
+                                              for p in activation_cls.parameter_names()])
+            scalars.append(activation)
+    return cls(*tensors, *scalars)  # type: ignore[call-arg]
