@@ -598,7 +598,7 @@ def _read_through(label: str, name: str, tensor: TensorDesc, source: TensorDesc,
     # the others from the largest stride to the smallest.
     compact = array[tuple(slice(None) if dim in holds else 0 for dim in range(source.dimension_count))]
     held = sorted(holds, key=lambda dim: -source.element_strides[dim])
-    memory = compact.transpose([holds.index(dim) for dim in held])
+    memory = _transpose(compact, [holds.index(dim) for dim in held])
     order = sorted(reads, key=lambda dim: -tensor.element_strides[dim])
     layout = [(tensor.sizes[dim], tensor.element_strides[dim]) for dim in order]
     if layout != [(source.sizes[dim], source.element_strides[dim]) for dim in held]:
@@ -607,7 +607,12 @@ def _read_through(label: str, name: str, tensor: TensorDesc, source: TensorDesc,
             return _read_in_one_chunk(label, name, tensor, source, array)
         memory = _reshape(memory, tuple(size for size, _ in layout))
     expand = tuple(slice(None) if dim in reads else None for dim in range(tensor.dimension_count))
-    return memory.transpose([order.index(dim) for dim in reads])[expand]
+    return _transpose(memory, [order.index(dim) for dim in reads])[expand]
+
+
+def _transpose(array: DaskArray, axes: list[int]) -> DaskArray:
+    """A transpose of a Dask array (the array itself where the axes are in order)."""
+    return array if axes == sorted(axes) else array.transpose(axes)
 
 
 def _reshape(array: DaskArray, sizes: tuple[int, ...]) -> DaskArray:
