@@ -60,6 +60,8 @@ ULPS = {np.dtype(np.float32): 4, np.dtype(np.float16): 1, np.dtype(np.float64): 
 CLAMPS = {"MIN", "MAX", "CLIP", "CLIP1", "THRESHOLD"}
 # A zero result whose sign the rulings leave open (the floor modulus's zero remainder keeps the dividend's sign).
 ZERO_SIGN_FREE = CLAMPS | {"MODULUS_FLOOR"}
+PIECEWISE_LINEAR = (dml.ActivationReluOperatorDesc, dml.ActivationLeakyReluOperatorDesc,
+                    dml.ActivationLinearOperatorDesc)
 CANONICAL_NAN = {np.dtype(np.float32): 0x7FC00000, np.dtype(np.float16): 0x7E00,
                  np.dtype(np.float64): 0x7FF8000000000000}
 
@@ -262,12 +264,22 @@ class Case:
     level: dml.FeatureLevel                       # the row whose combination this is
     rank: int
     absent: tuple[str, ...] = ()                  # optional inputs left None
+    scalars: tuple[tuple[str, Any], ...] = ()     # scalar fields (snake case) other than default_scalars'
 
     @property
     def id(self) -> str:
         distinct = list(dict.fromkeys(data_type.name for _, data_type in self.types))
         types = "-".join(distinct) if len(distinct) == 1 else ",".join(t.name for _, t in self.types)
-        return f"{self.name}-{types}" + "".join(f"-no{field}" for field in self.absent)
+        return f"{self.name}-{types}" + "".join(f"-no{field}" for field in self.absent) + "".join(
+            f"-{_scalar_id(value)}" for _, value in self.scalars)
+
+
+def _scalar_id(value: Any) -> str:
+    if isinstance(value, dml.ScaleBias):
+        return f"ScaleBias({value.scale:g},{value.bias:g})"
+    if isinstance(value, dml.OperatorDesc):
+        return value.OPERATOR_TYPE.name
+    return str(getattr(value, "name", value))
 
 
 def combinations(name: str, row: Any, level: dml.FeatureLevel) -> list[tuple[tuple[str, dml.DataType], ...]]:
@@ -307,7 +319,22 @@ def table_cases() -> list[Case]:
         for field in BY_NAME[name].INFO.optional:   # the quantizers without a zero point: 0
             cases += [Case(name, types, top.level, rank, (field,))
                       for types in combinations(name, top.tensors, top.level)]
+        floats = [types for types in combinations(name, top.tensors, top.level) if types[0][1].is_float]
+        for scalars in VARIANTS.get(name, []) + [(("scale_bias", SCALE_BIAS),)] * any(
+                kind == "SCALE_BIAS" for _, kind in BY_NAME[name].INFO.scalars):
+            cases += [Case(name, types, top.level, rank, (), scalars) for types in floats]
     return cases
+
+
+SCALE_BIAS = dml.ScaleBias(-0.5, 0.25)   # x * -0.5 is exact (but for the smallest subnormals), + 0.25 rounds once
+#: The enum fields' other values and fused activations, each a case of every float combination.
+VARIANTS: dict[str, list[tuple[tuple[str, Any], ...]]] = {
+    "ROUND": [(("rounding_mode", mode),) for mode in ("TOWARD_ZERO", "TOWARD_INFINITY")],
+    "IS_INFINITY": [(("infinity_mode", mode),) for mode in ("POSITIVE", "NEGATIVE")],
+    "ADD1": [(("fused_activation", activation),) for activation in (
+        dml.ActivationReluOperatorDesc(), dml.ActivationSigmoidOperatorDesc(),
+        dml.ActivationLeakyReluOperatorDesc(0.25), dml.ActivationLinearOperatorDesc(-2.0, 0.5))],
+}
 
 
 def boundary_cases() -> list[Case]:
@@ -346,6 +373,10 @@ def _representative() -> list[Case]:
     for case in TABLE:
         first = case.types[0][1]
         kind = "float" if first.is_float else "wide" if first.bits == 64 else "integer"
+        if case.scalars:   # one case with other scalar fields, for a few operators only
+            if case.name not in ("EXP", "CLIP", "POW", "ROUND", "ADD1"):
+                continue
+            kind += "-variant"
         chosen.setdefault((case.name, kind), case)
     return list(chosen.values())
 
@@ -358,11 +389,15 @@ def run_case(case: Case, backend: str, level: dml.FeatureLevel = TOP) -> None:
     arrays = [None if field in case.absent else x for (field, _), x in
               zip(BY_NAME[case.name].INFO.inputs, case_values(case.name, types), strict=True)]
     size = arrays[0].size if arrays[0] is not None else 1
-    desc = make(case.name, types, [1] * (case.rank - 1) + [size], absent=case.absent)
+    scalars = dict(case.scalars)
+    desc = make(case.name, types, [1] * (case.rank - 1) + [size], absent=case.absent, **scalars)
     dev = device(backend, level)
     shaped = [None if x is None else x.reshape(desc.output_tensor.sizes) for x in arrays]
     (got,) = dev.compile_operator(dev.create_operator(desc))(*shaped)
-    assert_matches(case.name, got, expected_of(desc, shaped), f"{case.id} on {backend}", inputs=shaped)
+    # a fused activation other than the piecewise-linear ones: within the transcendentals' ulps
+    activation = scalars.get("fused_activation")
+    ulps = ULPS[got.dtype] if activation is not None and not isinstance(activation, PIECEWISE_LINEAR) else None
+    assert_matches(case.name, got, expected_of(desc, shaped), f"{case.id} on {backend}", ulps=ulps, inputs=shaped)
 
 
 @backends("cpu-small")
