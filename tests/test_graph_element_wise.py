@@ -393,6 +393,19 @@ def test_broadcast_to_of_a_constant() -> None:
     np.testing.assert_array_equal(y, np.array([[100, 101, 102], [203, 204, 205]], np.float32))
 
 
+def test_folded_views_on_dask_arrays() -> None:
+    import dask
+    import dask.array as da
+
+    g = graph()
+    x = g.input([2, 3], "FLOAT32", name="x")
+    r = g.input([3], "FLOAT32", name="r")
+    total = dml.transpose(x) * 10 + dml.reshape(r, [3, 1])      # [3, 2]: 10 * x[j, i] + r[i]
+    (lazy,) = g.compile([total])({"x": da.from_array(X23, chunks=(1, 2)), "r": np.array([1, 2, 3], np.float32)})
+    with dask.config.set(scheduler="synchronous"):
+        np.testing.assert_array_equal(lazy.compute(), np.array([[1, 31], [12, 42], [23, 53]], np.float32))
+
+
 # -- messages -------------------------------------------------------------------------------------------------------
 
 def test_mismatched_types_name_the_function_and_types() -> None:
@@ -463,6 +476,8 @@ def test_mismatched_types_name_the_function_and_types() -> None:
      r"^dml\.reshape: sizes is \[-1, -1\]; at most one size may be -1 \(inferred\)$"),
     (lambda a, b, i: dml.reshape(a, [-2, 3]), dml.ValidationError,
      r"^dml\.reshape: sizes\[0\] is -2; it must be -1 \(inferred\) or an integer in \[0, 2\^32\)$"),
+    (lambda a, b, i: dml.reshape(a, [-1.0, 3]), dml.ValidationError,
+     r"^dml\.reshape: sizes\[0\] is -1\.0; it must be -1 \(inferred\) or an integer in \[0, 2\^32\)$"),
     (lambda a, b, i: dml.broadcast_to(a, [4, 3]), dml.ValidationError,
      r"^dml\.broadcast_to: x's sizes \[2, 3\] do not broadcast to \[4, 3\] \(NumPy's rules: aligned from the last "
      r"dimension, each size equal or 1\)$"),

@@ -1146,7 +1146,7 @@ def reshape(x: Expression, sizes: Sequence[int]) -> Expression:
 
 
 def _reshape_size(label: str, index: int, item: object) -> int:
-    if _is_number(item) and item == -1:
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool) and item == -1:
         return -1
     try:
         return to_uint(label, f"sizes[{index}]", item)
