@@ -6,7 +6,9 @@ function infers its output tensors (DIGEST 5.1), builds the descriptor and check
 `create_operator`, so a mistake raises at the line that made it, with the messages `create_operator` gives.
 `Graph.compile` checks the graph as DML_GRAPH_DESC would, orders it, compiles every node and plans every buffer once.
 Axes may be negative, as in NumPy (-1: the last): a function counts them from the end of its tensor's dimensions
-and builds DML's descriptor, whose axes are UINTs as in DirectML.
+and builds DML's descriptor, whose axes are UINTs as in DirectML. The element-wise functions (`dml.add`, ...,
+`ELEMENT_WISE_FUNCTIONS`) and Python's operators on expressions are generated from ops/elementwise.py's rows;
+`transpose`, `reshape` and `broadcast_to` are IDENTITY views that element-wise readers fold into their own strides.
 
     >>> import numpy as np, opendml as dml
     >>> g = dml.Graph(dml.Device())
