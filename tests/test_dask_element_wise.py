@@ -426,6 +426,44 @@ def test_scale_bias_and_a_fused_activation_carry_into_every_block() -> None:
     same_bits(got, expected)
 
 
+# -- through the graph API ------------------------------------------------------------------------------------------
+
+def test_graph_api_expressions_on_dask_arrays() -> None:
+    # The graph API's nodes (dml.add and Python's operators broadcasting by NumPy's rules, numbers as constants,
+    # transpose and reshape folded into their readers, broadcast_to as a graph output, a comparison feeding IF,
+    # QUANTIZE_LINEAR per channel): every output one machine's, bit for bit, and the hand-worked ones as worked.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4, 6], "FLOAT32", name="x")
+    row = graph.input([6], "FLOAT32", name="row")
+    counts = graph.input([2, 3, 2], "INT8", name="counts")
+    signal = graph.input([2, 3, 2], "FLOAT32", name="signal")
+    scale = graph.input([1, 3, 1], "FLOAT32", name="scale")
+    outputs = [x * row + 1, dml.greater_than(dml.transpose(x), 10.0), dml.broadcast_to(row, [3, 6]),
+               dml.reshape(x, [3, 8]) - dml.reshape(dml.transpose(x), [3, 8]), dml.if_(dml.less_than(x, row), x, -1.0),
+               counts + 100, dml.quantize_linear(signal, scale, output_dtype="INT8"), -abs(x) ** 2]
+    compiled = graph.compile(outputs)
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    arrays = {"x": values, "row": np.arange(6, dtype=np.float32) * 2,
+              "counts": np.arange(-6, 6, dtype=np.int8).reshape(2, 3, 2) * 21,
+              "signal": np.array([[[0.5, 1.5], [-3, 5], [100, -100]], [[2.5, -2.5], [255, 7], [-0.25, 60]]],
+                                 np.float32),
+              "scale": np.array([[[1], [2], [0.5]]], np.float32)}
+    chunks = {"x": ((2, 2), (3, 3)), "row": ((4, 2),), "counts": ((1, 1), (2, 1), (1, 1)),
+              "signal": ((2,), (1, 2), (1, 1)), "scale": ((1,), (1, 2), (1,))}
+    lazy = compiled({name: on_dask(array, chunks[name]) for name, array in arrays.items()})
+    got = dask.compute(*lazy)
+    for value, expected in zip(got, compiled(arrays), strict=True):
+        same_bits(value, expected)
+    assert lazy[0].chunks == ((2, 2), (3, 1, 2)) and lazy[1].chunks == ((3, 3), (2, 2))
+    assert got[0].tolist() == [[(6 * i + j) * 2 * j + 1 for j in range(6)] for i in range(4)]
+    assert got[1].tolist() == [[int(6 * j + i > 10) for j in range(4)] for i in range(6)]
+    assert got[2].tolist() == [[0, 2, 4, 6, 8, 10]] * 3
+    assert got[4].tolist() == [[6 * i + j if 6 * i + j < 2 * j else -1 for j in range(6)] for i in range(4)]
+    assert got[5].reshape(-1).tolist() == [wrap(21 * k + 100, 8) for k in range(-6, 6)]
+    # x / scale rounded half to even, saturated to INT8: channel 0 by 1, channel 1 by 2, channel 2 by 0.5.
+    assert got[6].tolist() == [[[0, 2], [-2, 2], [127, -128]], [[2, -2], [127, 4], [-0, 120]]]
+
+
 # -- on a cluster ---------------------------------------------------------------------------------------------------
 
 def test_on_a_distributed_worker_process() -> None:
