@@ -178,12 +178,20 @@ def _check_dask(names: dict[str, Any], printed: str) -> None:
                                atol=1e-5)
 
 
+def _check_dask_element_wise(names: dict[str, Any], printed: str) -> None:
+    # x[i, j] = 6i + j times row[j] = j, plus 1; above[i, j] = x[j, i] > 10, i.e. 6j + i > 10
+    assert names["scaled"].compute().tolist() == [[(6 * i + j) * j + 1 for j in range(6)] for i in range(4)]
+    assert names["above"].compute().tolist() == [[int(6 * j + i > 10) for j in range(4)] for i in range(6)]
+    assert printed == "((2, 2), (3, 3)) ((3, 3), (2, 2)) uint8\n[[0 0 1 1]\n [0 1 1 1]]\n"
+
+
 #: (a line of the block, its check, whether it needs the gpu backend).
 PYTHON_CHECKS: list[tuple[str, Callable[[dict[str, Any], str], None], bool]] = [
     ("out_buffer = bytearray(256 + 12)", _check_example, False),
     ("parts = dml.split(x, axis=1, sizes=[1, 2])", _check_graph, False),
     ('gpu = dml.Device(backend="gpu")', _check_gpu, True),
     ("import dask.array as da", _check_dask, False),
+    ("import dask.array\n", _check_dask_element_wise, False),
 ]
 
 
