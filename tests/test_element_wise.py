@@ -206,27 +206,33 @@ def _report(bad: np.ndarray, got: np.ndarray, expected: np.ndarray, what: str,
 
 # -- values covering the edge cases ----------------------------------------------------------------------------------
 
-def float_pool(dtype: np.dtype, short: bool) -> list[float]:
+def float_pool(dtype: np.dtype, short: bool) -> np.ndarray:
+    """Edge values of a float type, ending with a negative NaN with a payload (a result of MIN, MAX or a clamp must
+    still be the canonical NaN)."""
     info = np.finfo(dtype)
     sub, tiny, top = float(info.smallest_subnormal), float(info.tiny), float(info.max)
-    if short:
-        return [math.nan, math.inf, -math.inf, 0.0, -0.0, sub, -top, top, 1.0, -1.0, 0.5, -2.5, 3.0, 7.25, -1e-3,
-                1e30]
-    return [math.nan, math.inf, -math.inf, 0.0, -0.0, sub, -sub, tiny, -tiny, top, -top, 1.0, -1.0, 0.5, -0.5, 1.5,
-            2.5, -2.5, 0.25, -0.75, 0.999, 3.0, -7.25, 10.0, 88.5, -100.0, 1e4, 1e30, 1e-5, 3.14159265, 1.5707964]
+    values = [math.nan, math.inf, -math.inf, 0.0, -0.0, sub, -top, top, 1.0, -1.0, 0.5, -2.5, 3.0, 7.25, -1e-3,
+              1e30] if short else [
+        math.nan, math.inf, -math.inf, 0.0, -0.0, sub, -sub, tiny, -tiny, top, -top, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5,
+        -2.5, 0.25, -0.75, 0.999, 3.0, -7.25, 10.0, 88.5, -100.0, 1e4, 1e30, 1e-5, 3.14159265, 1.5707964]
+    with np.errstate(over="ignore"):   # 1e30 is infinity in FLOAT16
+        array = np.array([*values, math.nan], np.float64).astype(dtype)
+    bits = array.view(f"u{dtype.itemsize}")
+    bits[-1] = CANONICAL_NAN[np.dtype(dtype)] | (1 << (dtype.itemsize * 8 - 1)) | 0x13
+    return array
 
 
-def int_pool(dtype: np.dtype, short: bool) -> list[int]:
+def int_pool(dtype: np.dtype, short: bool) -> np.ndarray:
     info = np.iinfo(dtype)
     width = dtype.itemsize * 8
     low, high = int(info.min), int(info.max)
     values = [0, 1, -1, 2, -3, 7, low, high, low + 1, width - 1, width, width + 1, 100] if short else [
         0, 1, -1, 2, -2, 3, 5, -7, low, low + 1, high, high - 1, width - 1, width, width + 1, 100, -100, 127, 128,
         255, 256, 2**31 - 1, -(2**31), 2**40 + 3]
-    return sorted({v for v in values if low <= v <= high}, key=values.index)
+    return np.array(sorted({v for v in values if low <= v <= high}, key=values.index), dtype=object).astype(dtype)
 
 
-def pool(data_type: dml.DataType, short: bool) -> list[Any]:
+def pool(data_type: dml.DataType, short: bool) -> np.ndarray:
     dtype = data_type.numpy_dtype
     return float_pool(dtype, short) if data_type.is_float else int_pool(dtype, short)
 
@@ -239,21 +245,21 @@ def case_values(name: str, types: dict[str, dml.DataType]) -> list[np.ndarray | 
     cls = BY_NAME[name]
     fields = [field for field, _ in cls.INFO.inputs]
     short = len(fields) > 1
-    pools = []
+    pools: list[np.ndarray] = []
     for field in fields:
+        dtype = types[field].numpy_dtype
         if field == "ScaleTensor":
-            pools.append(SCALES)
+            pools.append(np.array(SCALES, dtype))
         elif field == "ConditionTensor":
-            pools.append([0, 1, 2, 255])
+            pools.append(np.array([0, 1, 2, 255], dtype))
         elif field == "ZeroPointTensor":
-            info = np.iinfo(types[field].numpy_dtype)
-            pools.append(sorted({0, 1, 100, int(info.min), int(info.max), max(int(info.min), -3)}))
+            info = np.iinfo(dtype)
+            pools.append(np.array(sorted({0, 1, 100, int(info.min), int(info.max), max(int(info.min), -3)}),
+                                  dtype=object).astype(dtype))
         else:
             pools.append(pool(types[field], short))
-    grid = list(itertools.product(*pools))
-    with np.errstate(over="ignore"):   # 1e30 is infinity in FLOAT16
-        return [np.array([row[i] for row in grid], dtype=np.float64 if types[field].is_float else object).astype(
-            types[field].numpy_dtype) for i, field in enumerate(fields)]
+    grid = np.array(list(itertools.product(*(range(p.size) for p in pools))), np.int64).reshape(-1, len(pools))
+    return [p[grid[:, i]] for i, p in enumerate(pools)]
 
 
 # -- the cases of each table -----------------------------------------------------------------------------------------
