@@ -8,7 +8,8 @@ of special values and pow's hard region (x near 1, |y| up to 20000; integral y).
 float64 result (NumPy, math.erf) rounded to float32, in units in the last place: the distance between the two
 float32 values in the order of their bits, +-inf one step beyond the largest finite value. NaN must meet NaN. The
 approximations must be within 4 ulp (ENGINE.md's bound; measured on lavapipe: 1 ulp, 2 for atan2 and pow on other
-samples), the exact ones (roundings, fmod, mod_floor, minimum/maximum, sign, isnan/isinf) exact.
+samples), the exact ones (roundings, fmod, mod_floor, minimum/maximum, sign, isnan/isinf) exact (sign(NaN) is 0, as
+DML's SIGN page says; minimum and maximum of two zeros give the second, as NumPy's do).
 
 int64.wgsl: 64-bit integers as (low, high) words against Python's integers, over every pair of edge values (0, +-1,
 MIN, MAX, the 32-bit boundaries) and random pairs of every magnitude; the conversions to and from float32; and the
@@ -153,7 +154,7 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], np.ndarray], int]] = {
     "acosh": (np.arccosh, 4), "atanh": (np.arctanh, 4), "erf": (lambda x: ERF(x).astype(np.float64), 4),
     "expm1": (np.expm1, 4), "log1p": (np.log1p, 4),
     "floor": (np.floor, 0), "ceil": (np.ceil, 0), "trunc": (np.trunc, 0), "round_even": (np.rint, 0),
-    "round_away": (round_away, 0), "sign": (lambda x: np.where(x == 0, 0.0, np.sign(x)), 0),
+    "round_away": (round_away, 0), "sign": (lambda x: np.where((x == 0) | np.isnan(x), 0.0, np.sign(x)), 0),
 }
 
 
@@ -225,7 +226,7 @@ def test_binary(context: Any, name: str) -> None:
         expected = reference(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
     if name in ("minimum", "maximum"):
         assert (got.view(np.uint32)[np.isnan(got)] == 0x7FC00000).all()      # the canonical quiet NaN
-        expected = np.where((got == 0) & (expected == 0), got, expected)    # -0 and +0 in either order
+        assert np.array_equal(got.view(np.uint32)[got == 0], expected.view(np.uint32)[got == 0])  # NumPy's zero
     check_floats(got, expected, bound, [x, y])
 
 
@@ -316,6 +317,8 @@ INT64_BINARY: dict[str, tuple[bool, Callable[[int, int], int]]] = {
     "u64_div": (False, lambda a, b: 0 if b == 0 else a // b), "u64_mod": (False, lambda a, b: 0 if b == 0 else a % b),
     "i64_and": (True, lambda a, b: a & b), "i64_or": (True, lambda a, b: a | b), "i64_xor": (True, lambda a, b: a ^ b),
     "i64_min": (True, min), "i64_max": (True, max), "u64_min": (False, min), "u64_max": (False, max),
+    "i64_pow": (True, lambda a, b: pow(a, b, 1 << 64) if b >= 0 else {1: 1, -1: (-1) ** (b % 2)}.get(a, 0)),
+    "u64_pow": (False, lambda a, b: pow(a, b, 1 << 64)),
     "i64_shl": (False, lambda a, b: a << b if b < 64 else 0),
     "u64_shr": (False, lambda a, b: a >> b if b < 64 else 0),
     "i64_shr": (True, lambda a, b: a >> b if 0 <= b < 64 else 0),

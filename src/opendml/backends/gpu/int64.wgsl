@@ -112,6 +112,26 @@ fn i64_mod_floor(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return i64_add(r, b);
 }
 
+// base^e, exactly (wrapping, as repeated multiplication); a negative INT64 exponent gives 1 / base^-e truncated: 1 for
+// base 1, +-1 for base -1, 0 otherwise.
+fn u64_pow(base: vec2<u32>, e: vec2<u32>) -> vec2<u32> {
+    var result = vec2<u32>(1u, 0u);
+    var power = base;
+    var n = e;
+    while ((n.x | n.y) != 0u) {
+        if ((n.x & 1u) == 1u) { result = i64_mul(result, power); }
+        power = i64_mul(power, power);
+        n = vec2<u32>((n.x >> 1u) | (n.y << 31u), n.y >> 1u);
+    }
+    return result;
+}
+fn i64_pow(base: vec2<u32>, e: vec2<u32>) -> vec2<u32> {
+    if (!i64_is_negative(e)) { return u64_pow(base, e); }
+    if (base.x == 1u && base.y == 0u) { return base; }
+    if ((base.x & base.y) == 0xffffffffu) { return select(vec2<u32>(1u, 0u), base, (e.x & 1u) == 1u); }
+    return vec2<u32>(0u, 0u);
+}
+
 // -- bits ---------------------------------------------------------------------------------------------------------
 
 fn i64_and(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return a & b; }

@@ -836,25 +836,26 @@ fn m_mod_floor(x: f32, y: f32) -> f32 {
     return y + x;                                                 // |x| < |y| / 128: no subnormal result
 }
 
-// NaN if either is NaN (the canonical quiet NaN), else the smaller / larger, ordered by bits (-0 < +0).
+// NaN if either is NaN (the canonical quiet NaN), else the smaller / larger, compared by bits (so subnormals compare
+// on any device); of two zeros, b (as NumPy's minimum and maximum give).
 fn m_order(x: f32) -> i32 {
     let b = bitcast<i32>(x);
     return select(b, b ^ 0x7fffffff, b < 0);
 }
+fn m_zeros(a: f32, b: f32) -> bool { return ((bitcast<u32>(a) | bitcast<u32>(b)) & 0x7fffffffu) == 0u; }
 fn m_minimum(a: f32, b: f32) -> f32 {
     if (m_isnan(a) || m_isnan(b)) { return m_nan(); }
-    return select(b, a, m_order(a) <= m_order(b));
+    return select(b, a, m_order(a) < m_order(b) && !m_zeros(a, b));
 }
 fn m_maximum(a: f32, b: f32) -> f32 {
     if (m_isnan(a) || m_isnan(b)) { return m_nan(); }
-    return select(b, a, m_order(a) >= m_order(b));
+    return select(b, a, m_order(a) > m_order(b) && !m_zeros(a, b));
 }
 
-// -1, 0 (+0 for either zero), 1; NaN stays NaN.
+// -1, 0 (+0 for either zero and for NaN: DML's SIGN page), 1.
 fn m_sign(x: f32) -> f32 {
     let b = bitcast<u32>(x);
     let a = b & 0x7fffffffu;
-    if (a > 0x7f800000u) { return x; }
-    if (a == 0u) { return 0.0; }
+    if (a == 0u || a > 0x7f800000u) { return 0.0; }
     return bitcast<f32>(0x3f800000u | (b & 0x80000000u));
 }
