@@ -34,6 +34,8 @@ fn i64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     return vec2<u32>(low.x, low.y + a.x * b.y + a.y * b.x);
 }
 
+// An i32 sign-extended to 64 bits.
+fn i64_from_i32(v: i32) -> vec2<u32> { return vec2<u32>(bitcast<u32>(v), bitcast<u32>(v >> 31u)); }
 fn i64_is_negative(a: vec2<u32>) -> bool { return a.y >= 0x80000000u; }
 fn i64_is_zero(a: vec2<u32>) -> bool { return (a.x | a.y) == 0u; }
 // abs(MIN) = MIN (wraps).

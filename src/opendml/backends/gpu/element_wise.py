@@ -1,0 +1,318 @@
+"""The ELEMENT_WISE family on the GPU (issue 26): each descriptor's typed formula tree (ops/elementwise.py,
+formula.py) rendered to a WGSL function `value(o)` over math.wgsl and int64.wgsl, in one elementwise pass
+(kernel.ElementwiseSource's pieces: the inputs read through their strides, the output written by elementwise.Output,
+8- and 16-bit outputs a word per invocation).
+
+How the kinds are computed (formula.py's NumPy rendering is the reference):
+- F: f32 (FLOAT16 widened exactly, the result rounded once on store); the primitives are math.wgsl's `m_*` (and the
+  activations' tuned `act_*` for sigmoid, softplus, gelu); ScaleBias is x * Scale + Bias in f32 before the formula.
+- I: every integer, whatever its type, as a 64-bit two's complement pair (int64.wgsl), exactly as the reference
+  computes in int64 (uint64 for UINT64): signed operations but for UINT64's, wrapped to the output's width on store.
+  So an intermediate never wraps at 8, 16 or 32 bits (MEAN's sum, DEQUANTIZE's difference), and 64-bit tensors need
+  no shader-int64.
+- B: bool, stored as 1 or 0 in the output's type.
+- FLOAT64 (IDENTITY, IF): WGSL has no f64; its values are only moved, as raw (low, high) words. Arithmetic on FLOAT64
+  (IDENTITY with a ScaleBias) is refused at compile time (UnsupportedError).
+
+One pipeline per formula and data types: parameter values (Min, Max, ScaleBias, ...) and every tensor's layout travel
+in the parameter buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+
+from ...errors import UnsupportedError
+from ...formula import B, F, I, Node
+from ...ops.base import OperatorDesc
+from ...ops.elementwise import ElementWiseOperatorDesc
+from ...types import DataType, ExecutionFlags, OperatorType
+from ..plans import merge_dimensions
+from .activations import BODIES, _library
+from .context import Bound, GpuContext, Recorder
+from .elementwise import COMMON, Output, Params
+from .kernel import GpuKernel, compile_pass
+from .wgsl import buffer, loads, params_binding, prelude, tensor_input
+
+D = DataType
+_HERE = Path(__file__).parent
+MASK64 = (1 << 64) - 1
+
+#: F primitives that are math.wgsl's m_<name>.
+_MATH = {"floor", "ceil", "trunc", "round_even", "round_away", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
+         "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "expm1", "log1p", "atan2", "pow",
+         "isnan", "isinf", "sign"}
+#: The activations' primitives, from their tuned WGSL (backends/gpu/activations*.wgsl).
+_ACTIVATION_FUNCTIONS = {"sigmoid": "e_sigmoid", "softplus": "e_softplus", "gelu": "act_gelu"}
+_COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@cache
+def _source(name: str) -> str:
+    return (_HERE / name).read_text()
+
+
+def _activation_library(gelu: bool) -> str:
+    """The activations' elementary functions, with sigmoid and softplus (Steepness 1) as functions of their own."""
+    parts = [_library("math"),
+             f"fn e_sigmoid(v: f32) -> f32 {{\n    {BODIES[OperatorType.ACTIVATION_SIGMOID]}\n}}\n",
+             f"fn e_softplus(v: f32) -> f32 {{\n    let a = 1.0;\n    {BODIES[OperatorType.ACTIVATION_SOFTPLUS]}\n}}\n"]
+    if gelu:
+        parts.append(_library("gelu"))
+    return "".join(parts)
+
+
+def f32_bits(value: float) -> int:
+    return int(np.array([value], np.float32).view(np.uint32)[0])
+
+
+class _Renderer:
+    """Renders a typed tree to `let` statements of `value(o)`, one per distinct node."""
+
+    def __init__(self, desc: ElementWiseOperatorDesc, params: Params, inputs: dict[str, str]) -> None:
+        self.desc = desc
+        self.params = params
+        self.inputs = inputs                      # formula variable -> its WGSL value (already loaded)
+        self.values = desc.formula_parameters()
+        self.lines: list[str] = []
+        self.names: dict[Node, str] = {}
+        self.uses: set[str] = set()               # "math", "int64", "activations", "gelu"
+
+    def fail(self, what: str) -> UnsupportedError:
+        return UnsupportedError(f"{self.desc.label}: {what}")
+
+    def wgsl_type(self, node: Node) -> str:
+        if node.kind == B:
+            return "bool"
+        if node.kind == F and node.data_type != D.FLOAT64:
+            return "f32"
+        return "vec2<u32>"
+
+    def render(self, node: Node) -> str:
+        known = self.names.get(node)
+        if known is not None:
+            return known
+        if node.kind == F and node.data_type == D.FLOAT64 and node.op not in ("name", "select"):
+            raise self.fail(f"FLOAT64 {node.op!r} needs float64 arithmetic, which the gpu backend does not have "
+                            f"(WGSL has no f64): on the gpu, FLOAT64 tensors are only moved (IDENTITY without "
+                            f"ScaleBias, IF) or worked on as raw bits (BIT_*)")
+        if node.kind == I:
+            self.uses.add("int64")
+        expression = self.expression(node, [self.render(arg) for arg in node.args])
+        name = f"v{len(self.names)}"
+        self.lines.append(f"    let {name}: {self.wgsl_type(node)} = {expression};\n")
+        self.names[node] = name
+        return name
+
+    def literal(self, node: Node, value: float | int) -> str:
+        if node.kind == F:
+            return f"bitcast<f32>({f32_bits(float(value)):#010x}u)"
+        bits = int(value) & MASK64
+        return f"vec2<u32>({bits & 0xFFFFFFFF:#x}u, {bits >> 32:#x}u)"
+
+    def parameter(self, node: Node) -> str:
+        value = self.values[node.name]
+        if node.kind == F:
+            return f"bitcast<f32>(P[{self.params.add_f32(float(value))}u])"
+        bits = int(value) & MASK64
+        at = self.params.add(bits & 0xFFFFFFFF, bits >> 32)
+        return f"vec2<u32>(P[{at}u], P[{at + 1}u])"
+
+    def expression(self, node: Node, args: list[str]) -> str:
+        op, kind = node.op, node.kind
+        operand = node.args[0] if node.args else node
+        integer = operand.kind == I
+        prefix = "u64" if operand.data_type == D.UINT64 else "i64"
+        if op == "name":
+            return self.inputs[node.name] if node.name in self.inputs else self.parameter(node)
+        if op == "const":
+            return self.literal(node, node.value)
+        if op == "canonical_nan":
+            return "bitcast<f32>(0x7fc00000u)"
+        if op in ("+", "-", "*"):
+            if integer:
+                return f"i64_{ {'+': 'add', '-': 'sub', '*': 'mul'}[op]}({args[0]}, {args[1]})"
+            return f"({args[0]} {op} {args[1]})"
+        if op == "neg":
+            return f"i64_neg({args[0]})" if integer else f"(-{args[0]})"
+        if op in _COMPARE:
+            if not integer:
+                return f"({args[0]} {op} {args[1]})"
+            a, b = args
+            return {"==": f"i64_eq({a}, {b})", "!=": f"!i64_eq({a}, {b})", "<": f"{prefix}_lt({a}, {b})",
+                    "<=": f"{prefix}_le({a}, {b})", ">": f"{prefix}_lt({b}, {a})", ">=": f"{prefix}_le({b}, {a})"}[op]
+        if op in ("and", "or"):
+            return f"({args[0]} {'&&' if op == 'and' else '||'} {args[1]})"
+        if op == "not":
+            return f"!{args[0]}"
+        if op == "select":
+            return f"select({args[2]}, {args[1]}, {args[0]})"
+        if integer:
+            return self.integer(node, op, prefix, args)
+        if kind == I:   # saturate: F -> the output's integer type
+            return self.saturate(node, args[0])
+        self.uses.add("math")
+        if op == "to_float":
+            return args[0]
+        if op == "div":
+            return f"({args[0]} / {args[1]})"
+        if op in ("minimum", "maximum"):
+            return f"m_{op}({args[0]}, {args[1]})"
+        if op == "mod_trunc":
+            return f"m_fmod({args[0]}, {args[1]})"
+        if op == "mod_floor":
+            return f"m_mod_floor({args[0]}, {args[1]})"
+        if op == "abs":
+            return f"bitcast<f32>(bitcast<u32>({args[0]}) & 0x7fffffffu)"
+        if op in _ACTIVATION_FUNCTIONS:
+            self.uses.add("activations")
+            if op == "gelu":
+                self.uses.add("gelu")
+            return f"{_ACTIVATION_FUNCTIONS[op]}({args[0]})"
+        if op in _MATH:
+            return f"m_{op}({', '.join(args)})"
+        raise self.fail(f"the gpu backend does not render the primitive {op!r}")   # pragma: no cover
+
+    def integer(self, node: Node, op: str, prefix: str, args: list[str]) -> str:
+        """An operation on I arguments (64-bit pairs)."""
+        operand = node.args[0]
+        assert operand.data_type is not None
+        width = operand.data_type.bits
+        if op == "to_float":
+            self.uses.add("math")
+            return f"{prefix}_to_f32({args[0]})"
+        if op in ("div", "mod_trunc", "mod_floor"):
+            if prefix == "u64":
+                return f"u64_{'div' if op == 'div' else 'mod'}({args[0]}, {args[1]})"
+            return f"i64_{ {'div': 'div_trunc', 'mod_trunc': 'mod_trunc', 'mod_floor': 'mod_floor'}[op]}" \
+                   f"({args[0]}, {args[1]})"
+        if op in ("minimum", "maximum"):
+            return f"{prefix}_{op[:3]}({args[0]}, {args[1]})"
+        if op == "abs":
+            return args[0] if prefix == "u64" else f"i64_abs({args[0]})"
+        if op == "sign":
+            return f"{prefix}_sign({args[0]})"
+        if op == "ipow":
+            return f"{prefix}_pow({args[0]}, {args[1]})"
+        if op in ("bit_and", "bit_or", "bit_xor"):
+            return f"i64_{op[4:]}({args[0]}, {args[1]})"
+        if op == "bit_not":
+            return f"i64_not({args[0]})"
+        if op == "popcount":
+            if width == 64:
+                return f"i64_popcount({args[0]})"
+            return f"vec2<u32>(countOneBits({args[0]}.x & {(1 << width) - 1:#x}u), 0u)"
+        if op in ("shl", "shr"):
+            # a count outside [0, width) gives 0; inside it, the 64-bit shift of the (extended) value
+            shift = "i64_shl" if op == "shl" else f"{'u64' if prefix == 'u64' else 'i64'}_shr"
+            return (f"select(vec2<u32>(0u, 0u), {shift}({args[0]}, {args[1]}), "
+                    f"{args[1]}.y == 0u && {args[1]}.x < {width}u)")
+        raise self.fail(f"the gpu backend does not render the integer primitive {op!r}")   # pragma: no cover
+
+    def saturate(self, node: Node, value: str) -> str:
+        """saturate(v): truncated toward zero and clamped to the output type's range, NaN 0."""
+        output = node.data_type
+        assert output is not None
+        if output == D.UINT64:
+            return f"f32_to_u64_saturate({value})"
+        wide = f"f32_to_i64_saturate({value})"
+        if output == D.INT64:
+            return wide
+        info = np.iinfo(output.numpy_dtype)
+        return f"i64_max(i64_min({wide}, {self.literal(node, int(info.max))}), {self.literal(node, int(info.min))})"
+
+
+def _load(variable: str, slot_name: str, view: DataType, kind: str) -> str:
+    """The WGSL value of input element `at` as its formula kind."""
+    offset = "at"
+    if kind == F and view == D.FLOAT16:
+        return f"load_{slot_name}({offset})"
+    if kind == F and view == D.FLOAT32:
+        return f"bitcast<f32>(load_raw_{slot_name}({offset}))"
+    if view.element_size == 8:
+        return f"load_raw_{slot_name}({offset})"
+    if view.is_float or view.name.startswith("U"):     # zero-extended (raw bits of a float too)
+        return f"vec2<u32>(load_raw_{slot_name}({offset}), 0u)"
+    shift = 32 - view.bits
+    return (f"i64_from_i32(bitcast<i32>(load_raw_{slot_name}({offset}) << {shift}u) >> {shift}u)" if shift else
+            f"i64_from_i32(bitcast<i32>(load_raw_{slot_name}({offset})))")
+
+
+def _store(result: Node, name: str, output: DataType) -> str:
+    """The raw output word(s) of the formula's result `name`."""
+    if result.kind == B:
+        one = {D.FLOAT32: "0x3f800000u", D.FLOAT16: "0x3c00u"}.get(output, "1u")
+        if output.element_size == 8:
+            high = "0x3ff00000u" if output == D.FLOAT64 else "0u"
+            return f"select(vec2<u32>(0u, 0u), vec2<u32>({'0u' if output == D.FLOAT64 else '1u'}, {high}), {name})"
+        return f"select(0u, {one}, {name})"
+    if result.kind == F and result.data_type != D.FLOAT64:
+        return f"to_raw_{output.name}({name})"
+    return name if output.element_size == 8 else f"{name}.x"
+
+
+class ElementWiseKernel(GpuKernel):
+    """One elementwise pass: output element o = the formula over each input's element o (read through its own
+    strides: zero strides broadcast)."""
+
+    def __init__(self, context: GpuContext, desc: ElementWiseOperatorDesc) -> None:
+        super().__init__(context, desc)
+        tree = desc.formula_tree()
+        tensors = desc.present_tensors()
+        output = tensors["OutputTensor"]
+        present = [(name, variable) for name, variable in desc.INFO.inputs if name in tensors]
+        params = Params(len(present) + 1)
+        kinds = {node.name: node.kind for node in tree.walk() if node.op == "name"}
+        scale_bias, scaled = desc.scale_bias_value(), desc.scaled_inputs()
+        loads_text, values, declarations = "", {}, []
+        for slot, (name, variable) in enumerate(present):
+            tensor, view = tensors[name], desc.view_type(name)
+            slot_name = f"t_{variable}"
+            kind = kinds.get(variable, I)
+            if view == D.FLOAT64 and scale_bias is not None and name in scaled:
+                raise UnsupportedError(f"{desc.label}: ScaleBias on FLOAT64 {name} needs float64 arithmetic, which "
+                                       f"the gpu backend does not have (WGSL has no f64): on the gpu, FLOAT64 "
+                                       f"tensors are only moved or worked on as raw bits")
+            if view.element_size == 8:
+                declarations.append(buffer(slot_name, slot) + loads(slot_name, D.FLOAT64, slot))
+            else:
+                declarations.append(tensor_input(slot_name, tensor.data_type, slot,
+                                                 computed=kind == F and view == D.FLOAT16, f16=context.f16))
+            sizes, (strides,) = merge_dimensions(tensor.sizes, tensor.element_strides)
+            block = params.add_tensor(sizes, strides)
+            value = _load(variable, slot_name, view, kind).replace("(at)", f"(offset_of({block}u, o))")
+            if name in scaled and scale_bias is not None:
+                value = (f"({value} * bitcast<f32>(P[{params.add_f32(scale_bias.scale)}u]) + "
+                         f"bitcast<f32>(P[{params.add_f32(scale_bias.bias)}u]))")
+            loads_text += f"    let in_{variable}: {'f32' if kind == F and view != D.FLOAT64 else 'vec2<u32>'} = " \
+                          f"{value};\n"
+            values[variable] = f"in_{variable}"
+        renderer = _Renderer(desc, params, values)
+        result = renderer.render(tree)
+        output_view = desc.view_type("OutputTensor")
+        target = Output(output, "out", len(present), params)
+        raw = "vec2<u32>" if output_view.element_size == 8 else "u32"
+        uses = renderer.uses | ({"int64"} if any(kinds.get(v) == I for _, v in present) else set())
+        libraries = [_source("math.wgsl") if "math" in uses else "",
+                     _source("int64.wgsl") if "int64" in uses else "",
+                     _activation_library("gelu" in renderer.uses) if "activations" in renderer.uses else ""]
+        body = (f"// {desc.OPERATOR_TYPE.dml_name}: {desc.formula_text()}\n"
+                f"fn value(o: u32) -> {raw} {{\n{loads_text}{''.join(renderer.lines)}"
+                f"    return {_store(tree, result, output_view)};\n}}\n")
+        types = {tensor.data_type for tensor in tensors.values() if tensor.data_type.element_size < 8}
+        source = "".join([prelude(types), params_binding(len(present) + 1), COMMON, *declarations,
+                          target.declarations(), *libraries, body, target.main()])
+        self.main = compile_pass(context, source, len(present) + 1, params, target.groups())
+
+    def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
+        self.main.record(recorder, [*(bound for bound in inputs if bound is not None), outputs[0]])
+
+
+def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> ElementWiseKernel:
+    """FLOAT32 computation for FLOAT16 tensors whatever the flags say."""
+    return ElementWiseKernel(context, cast(ElementWiseOperatorDesc, desc))
