@@ -430,3 +430,22 @@ def test_int32_helpers(context: Any) -> None:
         assert call(f"u32_shr(x, y, {width}u)", "u32", ua_w, un, "u32") == [
             0 if n >= width else x >> n for x, n in zip(ua_w, un, strict=True)]
         assert call(f"u32_popcount(x, {width}u)", "u32", ua, ub, "u32") == [bin(x % span).count("1") for x in ua]
+
+
+# -- the element-wise engine's use of them ----------------------------------------------------------------------------
+
+def test_float64_arithmetic_is_refused(context: Any) -> None:
+    """WGSL has no f64: FLOAT64 is moved (IDENTITY, here bit for bit, subnormals and NaN payloads included), and
+    float64 arithmetic (IDENTITY's ScaleBias) is refused by name."""
+    device = dml.Device(backend="gpu")
+    tensor = dml.TensorDesc("FLOAT64", [4])
+    values = np.array([1.5, -np.inf, 1e-310, 0.0]).view(np.uint64)
+    values[3] = 0x7FF0000000000123                                   # a signaling NaN's payload
+    identity = device.compile_operator(device.create_operator(dml.ElementWiseIdentityOperatorDesc(tensor, tensor)))
+    (got,) = identity(values.view(np.float64))
+    assert got.view(np.uint64).tolist() == values.tolist()
+    scaled = dml.ElementWiseIdentityOperatorDesc(tensor, tensor, scale_bias=dml.ScaleBias(2.0, 1.0))
+    with pytest.raises(dml.UnsupportedError, match=r"DML_OPERATOR_ELEMENT_WISE_IDENTITY: ScaleBias on FLOAT64 "
+                                                   r"InputTensor needs float64 arithmetic, which the gpu backend "
+                                                   r"does not have"):
+        device.compile_operator(device.create_operator(scaled))
