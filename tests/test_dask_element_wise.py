@@ -464,6 +464,20 @@ def test_graph_api_expressions_on_dask_arrays() -> None:
     assert got[6].tolist() == [[[0, 2], [-2, 2], [127, -128]], [[2, -2], [127, 4], [-0, 120]]]
 
 
+def test_descriptors_that_differ_only_in_the_sign_of_a_zero_are_not_confused() -> None:
+    # IDENTITY with ScaleBias (-1, -0) and (-1, +0) (dml's -x below NEGATE's level uses the first): equal as Python
+    # values (-0.0 == 0.0, and they hash alike), yet +0 * -1 + -0 is -0 where + +0 gives +0. Each block's compiled
+    # operator is its own descriptor's.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([2, 4], "FLOAT32", name="x")
+    compiled = graph.compile([dml.identity(x, scale_bias=dml.ScaleBias(-1.0, bias)) for bias in (-0.0, 0.0)])
+    zeros = np.zeros((2, 4), np.float32)
+    got = dask.compute(*compiled({"x": on_dask(zeros, ((1, 1), (2, 2)))}), scheduler="sync")
+    for value, expected in zip(got, compiled({"x": zeros}), strict=True):
+        same_bits(value, expected)
+    assert np.signbit(got[0]).all() and not np.signbit(got[1]).any()
+
+
 # -- on a cluster ---------------------------------------------------------------------------------------------------
 
 def test_on_a_distributed_worker_process() -> None:

@@ -132,9 +132,15 @@ def _device(level: FeatureLevel, debug: bool) -> Device:
     return Device(level, backend="cpu", debug=debug)
 
 
-@functools.lru_cache(maxsize=512)
 def _compiled(desc: OperatorDesc, context: _Context) -> CompiledOperator:
-    """The compiled operator of a chunk's descriptor, once per process (descriptors are frozen, so hashable)."""
+    """The compiled operator of a chunk's descriptor, once per process. Cached by the descriptor's repr too: frozen
+    descriptors are hashable, but -0.0 == 0.0 (and hashes alike), so a ScaleBias or parameter of -0 would otherwise
+    find the operator compiled for +0."""
+    return _compiled_exactly(repr(desc), desc, context)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled_exactly(key: str, desc: OperatorDesc, context: _Context) -> CompiledOperator:
     device = _device(context.level, context.debug)
     return device.compile_operator(device.create_operator(desc), context.flags)
 
