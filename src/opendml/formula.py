@@ -51,6 +51,7 @@ PRIMITIVES: dict[str, tuple[tuple[str, ...], str]] = {
     "popcount": ((I,), I), "bit_and": ((I, I), I), "bit_or": ((I, I), I), "bit_xor": ((I, I), I),
     "bit_not": ((I,), I), "shl": ((I, I), I), "shr": ((I, I), I),
     "to_float": (("N",), F), "saturate": ((F,), I), "canonical_nan": ((), F), "ipow": ((I, I), I),
+    "widen": ((I,), I),
 }
 _ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}
 _COMPARISONS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -195,6 +196,8 @@ class _Builder:
             settled.append(arg)
         if name in ("bit_and", "bit_or", "bit_xor") and settled[0].data_type != settled[1].data_type:
             raise self.fail(f"{name} mixes {settled[0].data_type} and {settled[1].data_type}")
+        if name == "widen":   # the exact value as an INT64
+            return Node(name, tuple(settled), I, DataType.INT64)
         if name == "saturate" and self.output.is_float:
             raise self.fail("saturate needs an integer output")
         data_type = {F: self.float_type, B: None,
@@ -290,8 +293,10 @@ def _int_mod_floor(a: Any, b: Any) -> Any:
 
 
 def _float_mod_floor(a: Any, b: Any) -> Any:
+    """Python's %: fmod, plus b where the signs differ; a zero remainder takes b's sign."""
     remainder = np.fmod(a, b)
-    return np.where((remainder != 0) & ((remainder < 0) != (b < 0)), remainder + b, remainder)
+    remainder = np.where((remainder != 0) & ((remainder < 0) != (b < 0)), remainder + b, remainder)
+    return np.where(remainder == 0, np.copysign(np.zeros_like(remainder), b), remainder)
 
 
 def _extreme(pick: Callable[..., Any]) -> Callable[[Any, Any], Any]:
@@ -377,7 +382,7 @@ _FLOAT_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "erf": _wide(_ERF),
     "isnan": np.isnan, "isinf": np.isinf, "expm1": _wide(np.expm1), "log1p": _wide(np.log1p),
     "sigmoid": _wide(lambda x: np.exp(-np.logaddexp(0.0, -x))), "softplus": _wide(lambda x: np.logaddexp(0.0, x)),
-    "gelu": _wide(lambda x: 0.5 * x * _ERFC(-x / math.sqrt(2.0))),
+    "gelu": _wide(lambda x: np.where(x == -np.inf, -0.0, 0.5 * x * _ERFC(-x / math.sqrt(2.0)))),
 }
 
 
@@ -400,7 +405,7 @@ def _evaluate(node: Node, env: Mapping[str, Any], output: DataType) -> Any:
     args = [_evaluate(arg, env, output) for arg in node.args]
     if op == "saturate":
         return _saturate(args[0], output)
-    if op == "to_float":
+    if op in ("to_float", "widen"):
         return args[0].astype(numpy_dtype(node))
     return _apply(node, op, args)
 

@@ -24,6 +24,7 @@ Integer tensors compute exactly in integers (`IntegerShrink` for SHRINK, whose p
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
@@ -32,6 +33,7 @@ import numpy as np
 
 from ..convert import to_float
 from ..errors import UnsupportedError, ValidationError
+from ..formula import Node, parse, substitute
 from ..support import F16, F32, I8, I16, I32, U8, U16, U32, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import DataType, FeatureLevel, OperatorType
@@ -57,6 +59,8 @@ class ActivationInfo:
     parameters: tuple[str, ...]         # DML field names, in struct order
     formula: str
     in_place: bool = True               # the page: "the output tensor is permitted to alias InputTensor"
+    #: (DML field, formula variable) of the standalone operator's input, as the element-wise engine reads it.
+    inputs: tuple[tuple[str, str], ...] = (("InputTensor", "x"),)
 
 
 #: Every activation MEAN_VARIANCE_NORMALIZATION1 may fuse (DIGEST 2.4, DECISIONS 19).
@@ -240,6 +244,59 @@ class ActivationOperatorDesc(OperatorDesc):
     def in_place_pairs(self) -> tuple[tuple[str, str], ...]:
         """OutputTensor may be bound to exactly InputTensor's range where the page allows in-place execution."""
         return (("InputTensor", "OutputTensor"),) if self.info().in_place else ()
+
+    # -- the standalone operator on the element-wise engine (the interface ops/elementwise.py's classes share) ----
+
+    @property
+    def INFO(self) -> ActivationInfo:
+        return self.info()
+
+    def present_tensors(self) -> dict[str, TensorDesc]:
+        assert self.input_tensor is not None and self.output_tensor is not None
+        return {"InputTensor": self.input_tensor, "OutputTensor": self.output_tensor}
+
+    def view_type(self, dml_name: str) -> DataType:
+        return self.present_tensors()[dml_name].data_type
+
+    def scale_bias_value(self) -> None:
+        return None
+
+    def scaled_inputs(self) -> tuple[str, ...]:
+        return ()
+
+    def variables(self) -> dict[str, str]:
+        return {"x": "InputTensor"}
+
+    def _integer_shrink(self) -> bool:
+        assert self.input_tensor is not None
+        return self.OPERATOR_TYPE is T.ACTIVATION_SHRINK and not self.input_tensor.data_type.is_float
+
+    def _integer(self) -> bool:
+        assert self.input_tensor is not None
+        return not self.input_tensor.data_type.is_float
+
+    def formula_text(self) -> str:
+        if self._integer():
+            return _INTEGER_SHRINK if self._integer_shrink() else _INTEGER_RELU
+        return ACTIVATION_FORMULAS[self.OPERATOR_TYPE]
+
+    def formula_parameters(self) -> dict[str, float | int]:
+        """{formula name: value}: the FLOAT parameters rounded to FLOAT32; integer SHRINK's IntegerShrink plan."""
+        if self._integer_shrink():
+            assert self.input_tensor is not None
+            values = self.parameters()
+            words = IntegerShrink.of(values["Bias"], values["Threshold"], self.input_tensor.data_type).words()
+            return {f"Q{index}": word for index, word in enumerate(words)}
+        return dict(activation_values(self))
+
+    def formula_tree(self) -> Node:
+        """The activation's formula typed for its tensors (integer SHRINK: IntegerShrink's plan in INT64)."""
+        assert self.output_tensor is not None
+        data_type = self.output_tensor.data_type
+        if self._integer():
+            types = {"x": data_type, **{f"Q{index}": DataType.INT64 for index in range(20)}}
+            return parse(self.formula_text(), types, data_type)
+        return activation_tree(self, parse("x", {"x": data_type}, data_type), data_type)
 
 
 # -- the 17 classes -------------------------------------------------------------------------------------------------
@@ -488,6 +545,76 @@ def make_activation(operator_type: OperatorType | str, dml_fields: Mapping[str, 
             raise ValidationError(f"{kind.dml_name}: {name} is not one of its fields ({', '.join(allowed)})")
         kwargs[FIELDS[name]] = value
     return cls(**kwargs)  # type: ignore[arg-type]
+
+
+#: The activations' formulas (float tensors), in the same language: a fused activation is its formula with `x`
+#: replaced by the fusing operator's formula; the standalone activations are rendered from them too.
+ACTIVATION_FORMULAS: dict[OperatorType, str] = {
+    T.ACTIVATION_LINEAR: "Alpha * x + Beta",
+    T.ACTIVATION_SIGMOID: "sigmoid(x)",
+    # NaN stays NaN (Alpha x's), also where the clamp's comparisons would pick a bound
+    T.ACTIVATION_HARD_SIGMOID: "Alpha * x if isnan(Alpha * x) else "
+                               "select(Alpha * x + Beta < 1, Alpha * x + Beta, 1) if "
+                               "select(Alpha * x + Beta < 1, Alpha * x + Beta, 1) > 0 else 0",
+    T.ACTIVATION_TANH: "tanh(x)",
+    T.ACTIVATION_SCALED_TANH: "Alpha * tanh(Beta * x)",
+    T.ACTIVATION_RELU: "x if x > 0 or isnan(x) else 0",
+    T.ACTIVATION_LEAKY_RELU: "x if x >= 0 else Alpha * x",
+    T.ACTIVATION_THRESHOLDED_RELU: "x if x > Alpha else 0",   # NaN > Alpha is false: NaN gives 0
+    T.ACTIVATION_ELU: "x if x >= 0 else Alpha * expm1(x)",
+    # q = x / Alpha; Alpha expm1(q) is x where |q| < 2^-24, and +-e^(q + log|Alpha|) where q > 80 (no overflow of
+    # e^q on the way to a finite result)
+    T.ACTIVATION_CELU: "x if isnan(x) else select(x > 0, x, 0) + select(_celu_negative < 0, _celu_negative, 0)",
+    T.ACTIVATION_SCALED_ELU: "Gamma * x if x > 0 else Gamma * (Alpha * expm1(x))",
+    # linear part plus the log1p of e^-|Steepness x|: no overflow, and -0 where a negative result underflows
+    T.ACTIVATION_SOFTPLUS: "x if isnan(x) else (select(x > 0, x, 0) if Steepness > 0 else select(x < 0, x, -0.0))"
+                           " + div(log1p(exp(-abs(Steepness * x))), Steepness)",
+    T.ACTIVATION_PARAMETRIC_SOFTPLUS: "Beta * x if isnan(Beta * x) else "
+                                      "select(Beta * x > 0, select(isinf(Beta * x) and not isinf(x), "
+                                      "Alpha * Beta * x, Alpha * (Beta * x)), 0)"
+                                      " + Alpha * log1p(exp(-abs(Beta * x)))",
+    T.ACTIVATION_SOFTSIGN: "sign(x) if isinf(x) else div(x, 1 + abs(x))",
+    T.ACTIVATION_IDENTITY: "x",
+    T.ACTIVATION_SHRINK: "x - Bias if x > Threshold else (x + Bias if x < -Threshold else 0)",  # NaN gives 0
+    T.ACTIVATION_GELU: "gelu(x)",
+}
+_CELU_NEGATIVE = ("x if abs(div(x, Alpha)) < 5.9604644775390625e-08 else "
+                  "(select(Alpha > 0, exp(div(x, Alpha) + LogAlpha), -exp(div(x, Alpha) + LogAlpha)) "
+                  "if div(x, Alpha) > 80 else Alpha * expm1(div(x, Alpha)))")
+ACTIVATION_FORMULAS[T.ACTIVATION_CELU] = ACTIVATION_FORMULAS[T.ACTIVATION_CELU].replace(
+    "_celu_negative", f"({_CELU_NEGATIVE})")
+
+
+def activation_values(activation: ActivationOperatorDesc) -> dict[str, float]:
+    """{formula name: value} of an activation's formula: its FLOAT parameters rounded to FLOAT32, and CELU's
+    log|Alpha| (computed once, as DML receives Alpha)."""
+    values = {name: float(np.float32(value)) for name, value in activation.parameters().items()}
+    if activation.OPERATOR_TYPE is T.ACTIVATION_CELU:
+        values["LogAlpha"] = float(np.float32(math.log(abs(values["Alpha"]))))
+    return values
+
+
+#: RELU on an integer tensor (from 5_1).
+_INTEGER_RELU = "maximum(x, 0)"
+_V = "widen(x)"
+#: SHRINK on an integer tensor: IntegerShrink's plan (its 20 words as Q0..Q19), exactly, in INT64.
+_INTEGER_SHRINK = (
+    f"select(Q0 <= {_V} and {_V} <= Q1,"
+    f" select(Q4 <= {_V} and {_V} <= Q5, minimum(maximum({_V}, Q6), Q7) - Q8, minimum(maximum({_V}, Q9), Q10) - Q11),"
+    f" select(Q2 <= {_V} and {_V} <= Q3,"
+    f" select(Q12 <= {_V} and {_V} <= Q13, minimum(maximum({_V}, Q14), Q15) - Q16,"
+    f" minimum(maximum({_V}, Q17), Q18) - Q19), 0))")
+
+
+def activation_tree(activation: ActivationOperatorDesc, x: Node, data_type: DataType, prefix: str = "") -> Node:
+    """The activation's typed formula for a float `data_type`, applied to `x` (a tree of kind F, or the input
+    variable), its parameters named `prefix + name` (their values: `activation_values`)."""
+    text = ACTIVATION_FORMULAS[activation.OPERATOR_TYPE]
+    names = tuple(activation_values(activation))
+    if prefix and names:
+        text = re.sub(r"\b(" + "|".join(names) + r")\b", lambda match: prefix + match.group(1), text)
+    types = {"x": data_type, **{prefix + name: DataType.FLOAT32 for name in names}}
+    return substitute(parse(text, types, data_type), "x", x)
 
 
 # -- SHRINK on integer tensors --------------------------------------------------------------------------------------

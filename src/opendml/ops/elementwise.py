@@ -20,6 +20,7 @@ The family's rules (each page's "Tensor constraints", and opendml's rulings wher
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import typing
 from collections.abc import Callable
@@ -29,18 +30,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..convert import describe, to_enum, to_float
-from ..errors import ValidationError
+from ..errors import UnsupportedError, ValidationError
 from ..formula import Node, parse, substitute
 from ..support import SupportTable, check_support
 from ..tensor import TensorDesc
 from ..types import DataType, FeatureLevel, IsInfinityMode, OperatorType, RoundingMode, to_data_type
 from . import elementwise_binary_support as _binary
 from . import elementwise_unary_support as _unary
-from .activations import ActivationOperatorDesc
+from .activations import ActivationOperatorDesc, activation_tree, activation_values
 from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 from .structs import ScalarValue, ScaleBias
 
 T = OperatorType
+L = FeatureLevel
 
 # Scalar field kinds of the rows: FLOAT (a DML FLOAT), SCALAR (a DML_SCALAR_UNION of the type in MinMaxDataType),
 # the enums, and the fused activation.
@@ -61,8 +63,9 @@ class ElementWiseInfo:
     formula: the formula, or a function of the descriptor that picks it (an enum field: ROUND, IS_INFINITY; the
     tensors' types: POW). same_type: groups of tensor fields that share one DataType. output_type: the output's
     type where it is not a `same_type` partner's (the graph API's inference), or None. optional: input fields
-    that may be None (the formula then sees 0). bits: the operator works on the raw bits of float tensors (their
-    `view_type` is the unsigned integer of their width). check: the page's remaining type rule, if any.
+    that may be None from optional_level on (the formula sees 0). bits: the operator works on the raw bits of
+    float tensors (their `view_type` is the unsigned integer of their width). check: the page's remaining type
+    rule, if any.
     """
 
     operator_type: OperatorType
@@ -72,6 +75,7 @@ class ElementWiseInfo:
     same_type: tuple[tuple[str, ...], ...] = ()
     output_type: DataType | None = None
     optional: tuple[str, ...] = ()
+    optional_level: FeatureLevel = FeatureLevel.LEVEL_1_0
     bits: bool = False
     check: Callable[[Any], None] | None = None
 
@@ -183,11 +187,12 @@ ELEMENT_WISE: tuple[ElementWiseInfo, ...] = (
     ElementWiseInfo(T.ELEMENT_WISE_QUANTIZE_LINEAR,
                     (("InputTensor", "x"), ("ScaleTensor", "s"), ("ZeroPointTensor", "z")),
                     "saturate(round_even(div(to_float(x), s)) + to_float(z))", (),
-                    (("ZeroPointTensor", "OutputTensor"),), optional=("ZeroPointTensor",), check=_quantize_scale),
+                    (("ZeroPointTensor", "OutputTensor"),), optional=("ZeroPointTensor",), optional_level=L.LEVEL_6_2,
+                    check=_quantize_scale),
     ElementWiseInfo(T.ELEMENT_WISE_DEQUANTIZE_LINEAR,
                     (("InputTensor", "x"), ("ScaleTensor", "s"), ("ZeroPointTensor", "z")),
                     "to_float(x - z) * s", (), (("InputTensor", "ZeroPointTensor"), ("ScaleTensor", "OutputTensor")),
-                    optional=("ZeroPointTensor",)),
+                    optional=("ZeroPointTensor",), optional_level=L.LEVEL_6_2),
     _binary_row("ADD", "a + b"),
     ElementWiseInfo(T.ELEMENT_WISE_ADD1, _AB, "a + b", (("FusedActivation", ACTIVATION),), _SAME_AB),
     _binary_row("SUBTRACT", "a - b"),
@@ -222,41 +227,6 @@ INFO: dict[OperatorType, ElementWiseInfo] = {info.operator_type: info for info i
 
 #: Formula names of parameters that FusedActivation's parameters take inside ADD1's formula.
 _ACTIVATION_PREFIX = "FusedActivation_"
-
-#: The activations' formulas (float tensors), in the same language: a fused activation is its formula with `x`
-#: replaced by the fusing operator's formula; the standalone activations are rendered from them too.
-ACTIVATION_FORMULAS: dict[OperatorType, str] = {
-    T.ACTIVATION_LINEAR: "Alpha * x + Beta",
-    T.ACTIVATION_SIGMOID: "sigmoid(x)",
-    T.ACTIVATION_HARD_SIGMOID: "maximum(0, minimum(Alpha * x + Beta, 1))",
-    T.ACTIVATION_TANH: "tanh(x)",
-    T.ACTIVATION_SCALED_TANH: "Alpha * tanh(Beta * x)",
-    T.ACTIVATION_RELU: "maximum(x, 0)",
-    T.ACTIVATION_LEAKY_RELU: "x if x >= 0 else Alpha * x",
-    T.ACTIVATION_THRESHOLDED_RELU: "x if x > Alpha else 0",
-    T.ACTIVATION_ELU: "x if x >= 0 else Alpha * expm1(x)",
-    T.ACTIVATION_CELU: "maximum(x, 0) + minimum(0, Alpha * expm1(div(x, Alpha)))",
-    T.ACTIVATION_SCALED_ELU: "Gamma * x if x > 0 else Gamma * (Alpha * exp(x) - Alpha)",
-    T.ACTIVATION_SOFTPLUS: "div(softplus(Steepness * x), Steepness)",
-    T.ACTIVATION_PARAMETRIC_SOFTPLUS: "Alpha * softplus(Beta * x)",
-    T.ACTIVATION_SOFTSIGN: "div(x, 1 + abs(x))",
-    T.ACTIVATION_IDENTITY: "x",
-    T.ACTIVATION_SHRINK: "x - Bias if x > Threshold else (x + Bias if x < -Threshold else 0)",
-    T.ACTIVATION_GELU: "gelu(x)",
-}
-
-
-def activation_tree(activation: ActivationOperatorDesc, x: Node, data_type: DataType, prefix: str = "") -> Node:
-    """The activation's typed formula applied to `x` (a tree of kind F, or the input variable), its parameters
-    named `prefix + DML name` (their values: `activation.parameters()`)."""
-    text = ACTIVATION_FORMULAS[activation.OPERATOR_TYPE]
-    names = activation.info().parameters
-    if prefix:
-        text = re.sub(r"\b(" + "|".join(names) + r")\b", lambda match: prefix + match.group(1), text) if names \
-            else text
-    types = {"x": data_type, **{prefix + name: DataType.FLOAT32 for name in names}}
-    return substitute(parse(text, types, data_type), "x", x)
-
 
 def _snake(name: str) -> str:
     """ATensor -> a_tensor; MinMaxDataType -> min_max_data_type; ScaleBias -> scale_bias."""
@@ -331,9 +301,17 @@ class ElementWiseOperatorDesc(OperatorDesc):
             for name in present[1:]:
                 check_same_data_type(operator, name, tensors[name], present[0], tensors[present[0]])
         check_support(info.support, operator, level, tensors)
+        for name in info.optional:
+            since = info.optional_level
+            if name not in tensors and level < since:
+                raise UnsupportedError(f"{operator}: {name} absent (None) needs feature level {since}; the "
+                                       f"device is at {level}")
         if info.operator_type == T.ELEMENT_WISE_POW and level < FeatureLevel.LEVEL_3_0:
-            check_same_data_type(operator, "ExponentTensor", tensors["ExponentTensor"], "InputTensor",
-                                 tensors["InputTensor"])
+            source, exponent = tensors["InputTensor"].data_type, tensors["ExponentTensor"].data_type
+            if exponent != source:
+                raise UnsupportedError(f"{operator}: ExponentTensor.DataType {exponent.name} differs from "
+                                       f"InputTensor.DataType ({source.name}), which needs feature level 3_0; the "
+                                       f"device is at {level}")
         if info.check is not None:
             info.check(self)
         self._check_scalars(level)
@@ -380,8 +358,8 @@ class ElementWiseOperatorDesc(OperatorDesc):
             elif kind == SCALAR:
                 values[name] = value
             elif kind == ACTIVATION and value is not None:
-                for parameter, number in value.parameters().items():
-                    values[_ACTIVATION_PREFIX + parameter] = float(np.float32(number))
+                for parameter, number in activation_values(value).items():
+                    values[_ACTIVATION_PREFIX + parameter] = number
         return values
 
     def scale_bias_value(self) -> ScaleBias | None:
@@ -399,8 +377,7 @@ class ElementWiseOperatorDesc(OperatorDesc):
         """The data type of every name the formula may use: inputs as their `view_type` (an absent optional input
         as the output's type: it reads 0), FLOAT parameters as FLOAT32 (as the tensor's integer type on an integer
         tensor), SCALAR ones as the tensor's type."""
-        output = self.view_type("OutputTensor")
-        types = {variable: self.view_type(name) if self.field_value(name) is not None else output
+        types = {variable: self.view_type(name) if self.field_value(name) is not None else self._partner_type(name)
                  for name, variable in self.INFO.inputs}
         integer = self._integer_input()
         for name, kind in self.INFO.scalars:
@@ -410,6 +387,11 @@ class ElementWiseOperatorDesc(OperatorDesc):
                 types[name] = self.view_type(self.INFO.inputs[0][0])
         return types
 
+    def _partner_type(self, name: str) -> DataType:
+        """An absent optional input's type: its `same_type` group's (DEQUANTIZE's zero point: InputTensor's)."""
+        group = next(group for group in self.INFO.same_type if name in group)
+        return next(self.view_type(member) for member in group if self.field_value(member) is not None)
+
     def formula_tree(self) -> Node:
         """The typed tree of the formula in force, for this descriptor's data types, with an absent optional input
         replaced by 0 and ADD1's FusedActivation applied to the result (its parameters named
@@ -418,7 +400,7 @@ class ElementWiseOperatorDesc(OperatorDesc):
         tree = parse(self.formula_text(), self.formula_types(), output)
         for name, variable in self.INFO.inputs:
             if self.field_value(name) is None:
-                tree = substitute(tree, variable, parse("0", {}, output))
+                tree = substitute(tree, variable, parse("0", {}, self._partner_type(name)))
         activation = next((self.field_value(name) for name, kind in self.INFO.scalars if kind == ACTIVATION), None)
         if activation is not None:
             tree = activation_tree(activation, tree, output, _ACTIVATION_PREFIX)
@@ -467,6 +449,9 @@ def scalar_value(operator: str, field_name: str, value: object, data_type: DataT
     if data_type.is_float:
         limit = {DataType.FLOAT16: 65504.0, DataType.FLOAT32: float(np.finfo(np.float32).max)}.get(data_type)
         number = to_float(operator, field_name, value, finite=False, limit=limit, what=data_type.name)
+        if math.isnan(number):
+            raise ValidationError(f"{operator}: {field_name} is nan; it must be a number of {data_type.name} "
+                                  f"(infinities are allowed: no bound)")
         return float(np.asarray(number, dtype=data_type.numpy_dtype))
     info = np.iinfo(data_type.numpy_dtype)
     if isinstance(value, float) and value.is_integer():

@@ -186,6 +186,8 @@ class _Renderer:
         if op == "to_float":
             self.uses.add("math")
             return f"{prefix}_to_f32({args[0]})"
+        if op == "widen":   # every integer is already its exact value in a 64-bit pair
+            return args[0]
         if op in ("div", "mod_trunc", "mod_floor"):
             if prefix == "u64":
                 return f"u64_{'div' if op == 'div' else 'mod'}({args[0]}, {args[1]})"
