@@ -4,10 +4,10 @@ elementwise kernel (`compile_kernel`).
 
 The formulas (`_activate_store`) work on FLOAT32 values: FLOAT16 tensors travel as uint16 bits, widened exactly on
 load and rounded once from the FLOAT32 result on store (DECISIONS 17). The transcendental ones use FLOAT32 polynomial
-exp/log/erfc written here: numba's math.exp/erf/log1p are scalar libm calls that LLVM cannot vectorize (measured: a
-loop of math.erf was about ten times slower than the vectorized GELU here). Every activation keeps NaN as NaN but
-THRESHOLDED_RELU and SHRINK, whose formulas' comparisons (false for NaN) give 0 (README, Rulings). The
-compute-bound loops ask for 512-bit vectors where the machine has them (memory_kernels.prefer_wide_vectors).
+exp/log/erfc written here and in math.py: numba's math.exp/erf/log1p are scalar libm calls that LLVM cannot
+vectorize (measured: a loop of math.erf was about ten times slower than the vectorized GELU here). Every activation
+keeps NaN as NaN but THRESHOLDED_RELU and SHRINK, whose formulas' comparisons (false for NaN) give 0 (README, Rulings).
+The compute-bound loops ask for 512-bit vectors where the machine has them (memory_kernels.prefer_wide_vectors).
 
 The standalone kernel (compile time, descriptor only): size-1 dimensions are dropped and neighbours that are one run
 in both tensors merged; the run is the dimension with the smallest output stride, walked in blocks of at most
@@ -43,6 +43,9 @@ from .. import activation_constants as C
 from ..plans import merge_dimensions
 from . import memory_kernels
 from .float16 import F16_TAG, NATIVE_TAG, float_to_half, half_to_float, is_f16
+from .math import exp_f32 as _exp
+from .math import expm1_f32 as _expm1
+from .math import log1p_unit_f32 as _log1p_unit
 from .memory_kernels import PARALLEL_LAUNCH, begin_stream, drain_stream, fence, prefer_wide_vectors, stream_lines
 
 # reassoc lets LLVM vectorize sums; contract allows FMA. Neither changes NaN or infinity behaviour.
@@ -67,13 +70,11 @@ _ZERO, _ONE, _TWO, _HALF = F32(0.0), F32(1.0), F32(2.0), F32(0.5)
 _INF = F32(np.inf)
 _NEGATIVE_ZERO = F32(-0.0)
 # The constants the gpu's WGSL formulas use too (backends/activation_constants.py), under this module's names.
-_LOG2E, _LN2_HI, _LN2_LO, _LN2, _EXP_LOW, _EXP_HIGH = (C.LOG2E, C.LN2_HI, C.LN2_LO, C.LN2, C.EXP_LOW, C.EXP_HIGH)
-(_R2, _R3, _R4, _R5, _R6, _R7, _R8) = (C.R2, C.R3, C.R4, C.R5, C.R6, C.R7, C.R8)
-(_O3, _O5, _O7, _O9, _O11) = (C.O3, C.O5, C.O7, C.O9, C.O11)
+_LOG2E, _LN2_HI, _LN2_LO = C.LOG2E, C.LN2_HI, C.LN2_LO
+(_R2, _R3, _R4, _R5, _R6, _R7) = (C.R2, C.R3, C.R4, C.R5, C.R6, C.R7)
 (_Y0, _Y1, _Y2, _Y3, _Y4, _Y5, _Y6, _Y7, _Y8) = (C.Y0, C.Y1, C.Y2, C.Y3, C.Y4, C.Y5, C.Y6, C.Y7, C.Y8)
 (_P0, _P1, _P2, _P3, _P4, _P5) = (C.P0, C.P1, C.P2, C.P3, C.P4, C.P5)
 _GELU_OFFSET, _GELU_HALF_LOG2E, _GELU_CLAMP = C.GELU_OFFSET, C.GELU_HALF_LOG2E, C.GELU_CLAMP
-_SQRT2 = F32(1.4142135623730951)
 _TANH_SATURATION = F32(10.0)         # tanh(10) rounds to 1 in FLOAT32
 _CELU_LINEAR = F32(2.0**-24)         # below this, expm1(q) = q (1 + q / 2 + ...) rounds to q
 _CELU_LARGE = F32(80.0)              # above this, expm1(q) = e^q to FLOAT32's precision
@@ -122,51 +123,8 @@ def _store_impl(y: Any, i: Any, v: Any, tag: Any) -> Any:
     return store
 
 
-# -- vectorizable FLOAT32 elementary functions ---------------------------------------------------------------------
+# -- vectorizable FLOAT32 elementary functions (exp, expm1 and log(1 + u) are math.py's) -----------------------------
 # Every constant is a float32 global: a Python float literal would turn the arithmetic into float64.
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _exp(v: Any) -> Any:
-    """exp(v): v = k ln2 + r, |r| <= ln2 / 2, degree-7 Taylor polynomial (relative error < 1e-8), times 2^k as two
-    factors 2^(k//2) and 2^(k - k//2) built in the exponent bits, so that subnormal results and results near
-    FLOAT32's maximum come out right."""
-    c = v if v > _EXP_LOW else _EXP_LOW
-    c = c if c < _EXP_HIGH else _EXP_HIGH
-    k = np.floor(c * _LOG2E + _HALF)
-    r = (c - k * _LN2_HI) - k * _LN2_LO
-    p = _ONE + r * (_ONE + r * (_R2 + r * (_R3 + r * (_R4 + r * (_R5 + r * (_R6 + r * _R7))))))
-    ki = np.int32(k)
-    k1 = ki >> 1
-    k2 = ki - k1
-    s1 = np.int32((k1 + 127) << 23).view(np.float32)
-    s2 = np.int32((k2 + 127) << 23).view(np.float32)
-    result = (p * s1) * s2
-    result = _ZERO if v < _EXP_LOW else result
-    return v if v != v else result
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _expm1(v: Any) -> Any:
-    """exp(v) - 1 without cancellation near 0: degree-8 Taylor polynomial for |v| < 0.5."""
-    small = v * (_ONE + v * (_R2 + v * (_R3 + v * (_R4 + v * (_R5 + v * (_R6 + v * (_R7 + v * _R8)))))))
-    large = _exp(v) - _ONE
-    return small if abs(v) < _HALF else large
-
-
-@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
-def _log1p_unit(u: Any) -> Any:
-    """log(1 + u) for 0 <= u <= 1: w = 1 + u = 2^e m, log m = 2 atanh((m - 1) / (m + 1)) (series to s^11), and
-    the factor u / (w - 1) that restores what rounding 1 + u lost."""
-    w = _ONE + u
-    big = w > _SQRT2
-    m = w * _HALF if big else w
-    s = (m - _ONE) / (m + _ONE)
-    s2 = s * s
-    series = _ONE + s2 * (_O3 + s2 * (_O5 + s2 * (_O7 + s2 * (_O9 + s2 * _O11))))
-    log_w = _TWO * s * series + (_LN2 if big else _ZERO)
-    d = w - _ONE
-    return u if d == _ZERO else log_w * (u / d)
-
 
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
 def _sigmoid(z: Any) -> Any:

@@ -9,6 +9,7 @@ once, for numba; the small-tensor kernels run exactly that source over a few ele
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Any
 
@@ -21,6 +22,9 @@ def interpreted(module: types.ModuleType, overrides: tuple[tuple[str, Any], ...]
     for name, value in vars(module).items():
         if isinstance(value, Dispatcher):
             function = value.py_func
+            if function.__module__ != module.__name__:  # imported: interpreted in its own module's globals
+                namespace[name] = interpreted(sys.modules[function.__module__], overrides)[function.__name__]
+                continue
             namespace[name] = types.FunctionType(function.__code__, namespace, function.__name__,
                                                  function.__defaults__, function.__closure__)
     namespace.update(overrides)

@@ -16,6 +16,7 @@ import ast
 import functools
 import inspect
 import math
+import sys
 import textwrap
 import types
 from typing import Any
@@ -88,6 +89,10 @@ def vectorized(module: types.ModuleType, overrides: tuple[tuple[str, Any], ...])
         math=types.SimpleNamespace(**{**vars(math), "copysign": np.copysign}))
     for name, value in vars(module).items():
         if isinstance(value, Dispatcher):
-            namespace[name] = _rewritten(value.py_func, namespace)
+            function = value.py_func
+            if function.__module__ != module.__name__:  # imported: rewritten in its own module's globals
+                namespace[name] = vectorized(sys.modules[function.__module__], overrides)[function.__name__]
+            else:
+                namespace[name] = _rewritten(function, namespace)
     namespace.update(overrides)
     return namespace
