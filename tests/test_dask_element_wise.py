@@ -200,6 +200,21 @@ def test_blocks_are_read_where_they_lie_through_their_own_strides(monkeypatch: p
         assert a.shape == (9,) and b.shape == (2,)
 
 
+def test_chunks_with_negative_strides_are_bound_as_packed_copies() -> None:
+    # Dask's reversed slices hand the tasks views with negative strides (which DML's strides cannot express): each
+    # is copied packed, and the result is the reversed array's.
+    graph = dml.Graph(dml.Device())
+    x = graph.input([4, 6], "INT16", name="x")
+    row = graph.input([1, 6], "INT16", name="row")
+    desc = dml.ElementWiseSubtractOperatorDesc(T("INT16", [4, 6]), T("INT16", [4, 6], [0, 1]), T("INT16", [4, 6]))
+    compiled = graph.compile([node(graph, desc, x, row)])
+    values = np.arange(24, dtype=np.int16).reshape(4, 6)
+    offsets = np.array([[1, 2, 3, 4, 5, -32768]], np.int16)
+    (lazy,) = compiled({"x": on_dask(values, (3, 4))[::-1, ::-1], "row": on_dask(offsets, (1, 5))[:, ::-1]})
+    assert lazy.compute().tolist() == [[wrap(int(p) - int(q), 16) for p, q in zip(r, offsets[0, ::-1], strict=True)]
+                                       for r in values[::-1, ::-1]]
+
+
 def test_a_reshaped_and_a_strided_view_read_the_same_memory() -> None:
     # Both inputs read x's packed [4, 6] memory: as [3, 8] (packed: a reshape) and as [3, 8] through strides [1, 3]
     # (the reshape's transpose: element (i, j) at j * 3 + i), so the output is x reshaped to [3, 8] times itself

@@ -667,10 +667,12 @@ def _block_binding(data_type: DataType, block: NDArray, output: tuple[int, ...])
     """An input's block as the operator reads it for an output block, and the memory to bind: the block where it
     lies, read through its own strides (a slice of a larger array, a transposed view), from its first element to
     its last; a packed copy where its strides are negative or not whole elements. Stride 0 where the block has one
-    element and the output block more (the dimensions the input broadcasts)."""
+    element and the output block more (the dimensions the input broadcasts); a dimension of one element in both
+    takes the packed stride (any stride reads the same element)."""
     itemsize = block.itemsize
     packed = packed_strides(output)
-    if block.flags.aligned and all(stride >= 0 and stride % itemsize == 0 for stride in block.strides):
+    if block.flags.aligned and all(stride >= 0 and stride % itemsize == 0
+                                   for size, stride in zip(block.shape, block.strides, strict=True) if size > 1):
         strides = tuple((0 if wanted > 1 else fallback) if size == 1 else stride // itemsize
                         for size, wanted, stride, fallback in zip(block.shape, output, block.strides, packed,
                                                                    strict=True))
