@@ -390,16 +390,52 @@ m_atanh = _stub("m_atanh", "atanh x.")
 m_atan2 = _stub("m_atan2", "atan2(y, x), C99.")
 m_pow = _stub("m_pow", "x^y, C99's pow.")
 
+
+
+def _always_inline_typer(typingctx: Any) -> Any:
+    """Marks the function that calls it alwaysinline for LLVM (see _contracted)."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        attributes = builder.function.attributes
+        if isinstance(attributes, set):
+            set.add(attributes, "alwaysinline")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+_always_inline: Any = intrinsic(_always_inline_typer)
+
+
+def _contracted(function: Any, arity: int) -> Any:
+    """`function` (a float32 polynomial above) compiled on its own with FMA contraction and inlined by LLVM wherever
+    it is called: its fused multiply-adds stay, whatever the fastmath flags of the kernel that calls it (the
+    element-wise kernels have none, so that their formulas' arithmetic rounds as NumPy's does)."""
+    if arity == 1:
+        def unary(x: Any) -> Any:
+            _always_inline()
+            return function(x)
+
+        return numba.njit(fastmath=_FASTMATH, error_model="numpy")(unary)
+
+    def binary(x: Any, y: Any) -> Any:
+        _always_inline()
+        return function(x, y)
+
+    return numba.njit(fastmath=_FASTMATH, error_model="numpy")(binary)
+
+
 for _stub_function, _f32, _f64 in (
-        (m_sqrt, _sqrt, _sqrt), (m_exp, exp_f32, math.exp), (m_expm1, expm1_f32, math.expm1),
-        (m_log, log_f32, math.log), (m_log1p, log1p_f32, math.log1p), (m_erf, erf_f32, math.erf),
+        (m_sqrt, _sqrt, _sqrt), (m_exp, _contracted(exp_f32, 1), math.exp),
+        (m_expm1, _contracted(expm1_f32, 1), math.expm1), (m_log, _contracted(log_f32, 1), math.log),
+        (m_log1p, _contracted(log1p_f32, 1), math.log1p), (m_erf, _contracted(erf_f32, 1), math.erf),
         (m_sin, math.sin, math.sin), (m_cos, math.cos, math.cos), (m_tan, math.tan, math.tan),
         (m_asin, math.asin, math.asin), (m_acos, math.acos, math.acos), (m_atan, math.atan, math.atan),
         (m_sinh, math.sinh, math.sinh), (m_cosh, math.cosh, math.cosh), (m_tanh, math.tanh, math.tanh),
         (m_asinh, math.asinh, math.asinh), (m_acosh, math.acosh, math.acosh), (m_atanh, math.atanh, math.atanh)):
     _unary_float(_stub_function, _f32, _f64)
 _binary_float(m_atan2, math.atan2, math.atan2)
-_binary_float(m_pow, pow_f32, math.pow)
+_binary_float(m_pow, _contracted(pow_f32, 2), math.pow)
 
 
 def m_floor(x: Any) -> Any:
