@@ -506,9 +506,9 @@ def test_on_a_distributed_worker_process() -> None:
     values = np.full((4, 5), 0x8421, np.uint16)
     shifts = np.array([[0], [1], [15], [16]], np.uint16)
     with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=":0") as cluster, \
-            Client(cluster):
+            Client(cluster) as client:
         (lazy,) = compiled({"a": on_dask(values, ((2, 2), (3, 2))), "b": on_dask(shifts, ((1, 3), (1,)))})
-        got = lazy.compute()
+        got = client.compute(lazy).result()
     expected = [[(0x8421 << shift) & 0xFFFF if shift < 16 else 0] * 5 for shift in (0, 1, 15, 16)]
     assert got.tolist() == expected
 
