@@ -49,7 +49,7 @@ _MATH = {"floor", "ceil", "trunc", "round_even", "round_away", "sqrt", "exp", "l
          "isnan", "isinf", "sign"}
 #: The activations' primitives, from their tuned WGSL (backends/gpu/activations*.wgsl).
 _ACTIVATION_FUNCTIONS = {"sigmoid": "e_sigmoid", "softplus": "e_softplus", "gelu": "act_gelu"}
-_COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 
 @cache
@@ -138,11 +138,16 @@ class _Renderer:
             if integer:
                 return f"i64_{ {'+': 'add', '-': 'sub', '*': 'mul'}[op]}({args[0]}, {args[1]})"
             return f"({args[0]} {op} {args[1]})"
-        if op == "neg":
-            return f"i64_neg({args[0]})" if integer else f"(-{args[0]})"
+        if op == "neg":   # the sign bit flipped (never 0 - x, whose zero is +0)
+            return f"i64_neg({args[0]})" if integer else f"bitcast<f32>(bitcast<u32>({args[0]}) ^ 0x80000000u)"
+        if op in _COMPARE and not integer:
+            # NaN told apart by its bits: a compiler may rewrite a comparison as the negation of its opposite
+            self.uses.add("math")
+            a, b = args
+            if op == "!=":
+                return f"(m_isnan({a}) || m_isnan({b}) || {a} != {b})"
+            return f"(!m_isnan({a}) && !m_isnan({b}) && {a} {op} {b})"
         if op in _COMPARE:
-            if not integer:
-                return f"({args[0]} {op} {args[1]})"
             a, b = args
             return {"==": f"i64_eq({a}, {b})", "!=": f"!i64_eq({a}, {b})", "<": f"{prefix}_lt({a}, {b})",
                     "<=": f"{prefix}_le({a}, {b})", ">": f"{prefix}_lt({b}, {a})", ">=": f"{prefix}_le({b}, {a})"}[op]
