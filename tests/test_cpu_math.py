@@ -102,7 +102,7 @@ def round_away64(x: np.ndarray) -> np.ndarray:
 
 
 def sign64(x: np.ndarray) -> np.ndarray:
-    return np.where(np.isnan(x), x, np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0)))
+    return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))  # NaN: 0
 
 
 #: Unary F primitives: (name, float64 reference, ulp bound for float32; 0: the reference's bits exactly).
@@ -212,7 +212,7 @@ def test_float32_special_values() -> None:
             assert (np.isnan(got[i]) and np.isnan(want[i])) or got[i].tobytes() == want[i].tobytes(), (name, row)
         if name in ("minimum", "maximum"):
             assert got[:2].view(np.uint32).tolist() == [0x7FC00000, 0x7FC00000]
-    unary = {"sign": [(-0.0, 0.0), (-3.0, -1.0), (2.0**-149, 1.0), (-inf, -1.0)],
+    unary = {"sign": [(-0.0, 0.0), (-3.0, -1.0), (2.0**-149, 1.0), (-inf, -1.0), (nan, 0.0)],
              "erf": [(4.0, 1.0), (-inf, -1.0), (-0.0, -0.0), (2.0**-149, 2.0**-149), (3.8, 0.99999994)],
              "round_even": [(2.5, 2.0), (-0.5, -0.0), (3.5, 4.0)], "round_away": [(2.5, 3.0), (-0.5, -1.0)],
              "log": [(0.0, -inf), (-0.0, -inf), (-1.0, nan), (inf, inf), (2.0**-149, -103.27893)],
@@ -277,12 +277,13 @@ INTEGER_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.
 INTEGER_BINARY = ["div", "mod_trunc", "mod_floor", "minimum", "maximum", "shl", "shr", "bit_and", "bit_or",
                   "bit_xor"]
 INTEGER_UNARY = ["abs", "sign", "popcount", "bit_not"]
+INTEGER_ROWS = [*INTEGER_BINARY, *INTEGER_UNARY, "ipow"]
 
 
 @numba.njit(cache=True, error_model="numpy")
 def integer_kernel(a: Any, b: Any, out: Any, f32: Any, f64: Any) -> None:
-    """Every integer primitive of (a[i], b[i]) (unary ones of a[i]), one row each, in INTEGER_BINARY then
-    INTEGER_UNARY order; to_float of a[i] in f32 and f64."""
+    """Every integer primitive of (a[i], b[i]) (unary ones of a[i]), one row each, in INTEGER_ROWS order; to_float
+    of a[i] in f32 and f64."""
     like = a[0]
     for i in range(a.size):
         x, y = a[i], b[i]
@@ -300,6 +301,7 @@ def integer_kernel(a: Any, b: Any, out: Any, f32: Any, f64: Any) -> None:
         out[11, i] = exact_type(cm.m_sign(x), like)
         out[12, i] = exact_type(cm.m_popcount(x), like)
         out[13, i] = exact_type(cm.m_bit_not(x), like)
+        out[14, i] = exact_type(cm.m_ipow(x, y), like)
         f32[i] = exact_type(cm.m_to_float(x, f32[0]), f32[0])
         f64[i] = exact_type(cm.m_to_float(x, f64[0]), f64[0])
 
@@ -341,6 +343,7 @@ def integer_reference(name: str, a: int, b: int, kind: Any) -> int:
         "bit_and": lambda: a & b, "bit_or": lambda: a | b, "bit_xor": lambda: a ^ b,
         "abs": lambda: abs(a), "sign": lambda: (a > 0) - (a < 0),
         "popcount": lambda: bin(a & ((1 << width) - 1)).count("1"), "bit_not": lambda: ~a,
+        "ipow": lambda: pow(a, b, 1 << width) if b >= 0 else (1 if a == 1 else (-1) ** (b & 1) if a == -1 else 0),
     }[name]()
     return wrap(result, kind)
 
@@ -362,10 +365,10 @@ def test_integer_primitives(kind: Any) -> None:
     pairs = [(x, y) for x in values for y in values]
     a = np.array([x for x, _ in pairs], kind)
     b = np.array([y for _, y in pairs], kind)
-    out = np.zeros((len(INTEGER_BINARY) + len(INTEGER_UNARY), a.size), kind)
+    out = np.zeros((len(INTEGER_ROWS), a.size), kind)
     f32, f64 = np.zeros(a.size, np.float32), np.zeros(a.size, np.float64)
     integer_kernel(a, b, out, f32, f64)
-    for row, name in enumerate(INTEGER_BINARY + INTEGER_UNARY):
+    for row, name in enumerate(INTEGER_ROWS):
         for column, (x, y) in enumerate(pairs):
             assert int(out[row, column]) == integer_reference(name, x, y, kind), (name, x, y)
     for column, (x, _) in enumerate(pairs):

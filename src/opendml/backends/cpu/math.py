@@ -671,7 +671,7 @@ def _m_abs(x: Any) -> Any:
 
 
 def m_sign(x: Any) -> Any:
-    """-1, 0 or 1 in x's type (0 for -0 too); NaN stays NaN."""
+    """-1, 0 or 1 in x's type (0 for -0 and NaN too, as DML's page says)."""
     raise NotImplementedError
 
 
@@ -687,8 +687,7 @@ def _m_sign(x: Any) -> Any:
 
     def sign(x: Any) -> Any:
         s = one if x > zero else zero
-        s = minus_one if x < zero else s
-        return x if x != x else s  # an integer always equals itself
+        return minus_one if x < zero else s
 
     return sign
 
@@ -827,3 +826,101 @@ def _m_saturate(v: Any, like: Any) -> Any:
         return smallest if v < low else r
 
     return saturate
+
+
+def m_ipow(a: Any, b: Any) -> Any:
+    """a ** b exactly, wrapped to a's type (repeated squaring); a negative b gives 1 / a ** -b truncated: 1 for
+    a == 1, +-1 for a == -1 (by b's parity), else 0."""
+    raise NotImplementedError
+
+
+@_overload(m_ipow)
+def _m_ipow(a: Any, b: Any) -> Any:
+    kind, count_kind = _integer(a), _integer(b)
+    if kind is None or count_kind is None:
+        return None
+    zero, one, count_zero, count_one = kind(0), kind(1), count_kind(0), count_kind(1)
+    signed = _signed(a)
+    minus_one = kind(-1) if signed else one
+
+    def ipow(a: Any, b: Any) -> Any:
+        base, result = kind(a), one
+        count = np.uint64(b) if b > count_zero else np.uint64(0)
+        while count != np.uint64(0):
+            result = kind(result * base) if count & np.uint64(1) else result
+            base = kind(base * base)
+            count = count >> np.uint64(1)
+        if b < count_zero:
+            odd = (b & count_one) != count_zero
+            result = one if kind(a) == one else (
+                (minus_one if odd else one) if signed and kind(a) == minus_one else zero)
+        return result
+
+    return ipow
+
+
+# -- the activations' functions (the cpu activations' tuned float32 formulas) ------------------------------------------
+
+def m_sigmoid(x: Any) -> Any:
+    """1 / (1 + e^-x)."""
+    raise NotImplementedError
+
+
+def m_gelu(x: Any) -> Any:
+    """x Phi(x)."""
+    raise NotImplementedError
+
+
+def m_softplus(x: Any) -> Any:
+    """ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|); NaN stays NaN."""
+    raise NotImplementedError
+
+
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
+def softplus_f32(x: Any) -> Any:
+    linear = x if x > _ZERO else _ZERO
+    r = linear + log1p_unit_f32(exp_f32(-abs(x)))
+    return x if x != x else r
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _sigmoid_f64(x: Any) -> Any:
+    e = math.exp(-abs(x))
+    return (e if x < F64(0.0) else F64(1.0)) / (F64(1.0) + e)
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _gelu_f64(x: Any) -> Any:
+    return F64(0.5) * x * math.erfc(-x * F64(math.sqrt(0.5))) if x != -_D_INF else F64(-0.0)
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _softplus_f64(x: Any) -> Any:
+    return (x if x > F64(0.0) else F64(0.0)) + math.log1p(math.exp(-abs(x)))
+
+
+@_overload(m_sigmoid)
+def _m_sigmoid(x: Any) -> Any:
+    from .activations import _sigmoid  # the activations' own (they import this module)
+
+    return _unary_choice(x, _sigmoid, _sigmoid_f64)
+
+
+@_overload(m_gelu)
+def _m_gelu(x: Any) -> Any:
+    from .activations import _gelu
+
+    return _unary_choice(x, _gelu, _gelu_f64)
+
+
+@_overload(m_softplus)
+def _m_softplus(x: Any) -> Any:
+    return _unary_choice(x, softplus_f32, _softplus_f64)
+
+
+def _unary_choice(x: Any, f32: Any, f64: Any) -> Any:
+    if x == types.float32:
+        return lambda x: f32(x)
+    if x == types.float64:
+        return lambda x: f64(x)
+    return None
