@@ -365,9 +365,21 @@ def _ipow(base: Any, exponent: Any) -> Any:
 
 
 def _saturate(value: Any, output: DataType) -> Any:
+    """An integral float clamped to the output type's range (NaN 0); a float at or beyond 2^63 (2^64) is the
+    64-bit maximum, not float64's rounding of it."""
     info = np.iinfo(output.numpy_dtype)
-    clipped = np.clip(np.nan_to_num(value.astype(np.float64), nan=0.0), float(info.min), float(info.max))
-    return clipped.astype(np.uint64 if output == DataType.UINT64 else np.int64)
+    wide = np.nan_to_num(value.astype(np.float64), nan=0.0)
+    dtype = np.uint64 if output == DataType.UINT64 else np.int64
+    top = float(info.max) + 1.0   # 2^bits or 2^(bits - 1): exact in float64
+    inside = np.clip(wide, float(info.min), np.nextafter(top, 0.0) if info.bits == 64 else float(info.max))
+    return np.where(wide >= top, np.asarray(info.max, dtype=dtype), inside.astype(dtype))
+
+
+def _pow(x: Any, y: Any) -> Any:
+    """C's pow in float64 over whole arrays: NumPy's shortcut for a scalar exponent of 0.5 (its sqrt) gives
+    pow(-0, 0.5) = -0 and pow(-inf, 0.5) = NaN, where C gives +0 and +inf."""
+    base, exponent = np.broadcast_arrays(x, y)
+    return np.power(base, np.array(exponent))
 
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
@@ -378,7 +390,7 @@ _FLOAT_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sqrt": _wide(np.sqrt), "exp": _wide(np.exp), "log": _wide(np.log), "sin": _wide(np.sin), "cos": _wide(np.cos),
     "tan": _wide(np.tan), "asin": _wide(np.arcsin), "acos": _wide(np.arccos), "atan": _wide(np.arctan),
     "sinh": _wide(np.sinh), "cosh": _wide(np.cosh), "tanh": _wide(np.tanh), "asinh": _wide(np.arcsinh),
-    "acosh": _wide(np.arccosh), "atanh": _wide(np.arctanh), "atan2": _wide(np.arctan2), "pow": _wide(np.power),
+    "acosh": _wide(np.arccosh), "atanh": _wide(np.arctanh), "atan2": _wide(np.arctan2), "pow": _wide(_pow),
     "erf": _wide(_ERF),
     "isnan": np.isnan, "isinf": np.isinf, "expm1": _wide(np.expm1), "log1p": _wide(np.log1p),
     "sigmoid": _wide(lambda x: np.exp(-np.logaddexp(0.0, -x))), "softplus": _wide(lambda x: np.logaddexp(0.0, x)),
