@@ -1,8 +1,366 @@
-"""The element-wise operators on the cpu backend. (Until the numba renderer lands, the NumPy rendering of
-small/element_wise.py serves every size.)"""
+"""The element-wise operators on the cpu backend: each descriptor's formula tree (formula.py) rendered to the source
+of a numba kernel, over the math library of math.py (`m_<primitive>`).
+
+The rendering follows formula.py's NumPy one (`evaluate`, the semantics): floats compute in the compute float
+(float32 for FLOAT32 and FLOAT16 tensors, FLOAT16 widened exactly, the result rounded once on store; float64 for
+FLOAT64), integers in int64 (uint64 for UINT64) wrapped to the output's width on store, booleans stored as 1 or 0;
+ScaleBias applies to the scaled inputs first, in the compute float. The kernels have no fastmath: the formulas'
+arithmetic rounds as NumPy's does (math.py's polynomials keep their own fused multiply-adds).
+
+One generated module per formula source (the formula with its data types and which parameters it reads: parameter
+values, sizes and strides are run-time arguments), written into a cache directory beside numba's and imported from
+there, so that numba's on-disk cache serves it in later processes (and to the cold start's background compiler,
+background.py, which compiles the same file).
+
+The plan (compile time, descriptor only), as the activations' standalone kernel: size-1 dimensions dropped and
+neighbours contiguous in every tensor merged (plans.merge_dimensions); the run is the dimension with the smallest
+output stride, walked in blocks of at most _BLOCK elements; the largest other dimension is a loop dimension and the
+rest an offset table. Per block, an input with a unit stride in the run is read where it lies, any other (zero
+strides: broadcast; transposed; padded) is first gathered into a contiguous block; the formula loop then reads and
+writes contiguous memory, so that LLVM vectorizes it, straight into the output where its run is contiguous, else
+into a staging block scattered through the output's strides. Each element is read before its output element is
+written, so an input may alias the output exactly (in place). Large tensors share their blocks among numba's
+threads.
+"""
 
 from __future__ import annotations
 
-from .small.element_wise import compile_kernel
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-__all__ = ["compile_kernel"]
+import numba
+import numpy as np
+from numba.core import imputils
+
+from ...formula import B, F, I, Node, compute_float
+from ...ops.base import OperatorDesc
+from ...types import DataType, ExecutionFlags
+from .. import FlatArray, Kernel
+from ..plans import merge_dimensions
+from .background import marker_directory
+from .memory_kernels import PARALLEL_LAUNCH
+
+#: Most elements per block of the run: the gathered inputs and the staged output of a block stay in L1.
+_BLOCK = 2048
+#: Below this many elements a dispatch runs on one thread.
+_PARALLEL_MIN_ELEMENTS = 1 << 16
+#: Blocks per thread that a parallel dispatch cuts its work into.
+_CHUNKS_PER_THREAD = 4
+
+_types: Any = numba.types
+_intrinsic: Any = numba.extending.intrinsic
+_impl_ret_borrowed: Any = imputils.impl_ret_borrowed
+
+
+def _writable_typer(typingctx: Any, array: Any) -> Any:
+    """The same array typed as writable: the kernels only read their inputs, and a read-only input's blocks then
+    share one type with the gathered (writable) ones."""
+    if not isinstance(array, _types.Array):
+        return None
+    result = array.copy(readonly=False)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return _impl_ret_borrowed(context, builder, result, args[0])
+
+    return result(array), codegen
+
+
+writable: Any = _intrinsic(_writable_typer)
+
+
+def _numpy_name(data_type: DataType) -> str:
+    return f"np.{np.dtype(data_type.numpy_dtype).name}"
+
+
+def _compute_name(node: Node) -> str:
+    """The NumPy scalar type numba computes a node in (formula.numpy_dtype)."""
+    if node.kind == F:
+        return "np.float64" if node.data_type == DataType.FLOAT64 else "np.float32"
+    if node.kind == I:
+        return "np.uint64" if node.data_type == DataType.UINT64 else "np.int64"
+    return "np.bool_"
+
+
+_OPERATORS = {"+": "+", "-": "-", "*": "*", "==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
+              "and": "&", "or": "|"}
+#: Primitives rendered as the math library's function of the same arguments.
+_DIRECT = {"div", "mod_trunc", "mod_floor", "minimum", "maximum", "abs", "sign", "floor", "ceil", "trunc",
+           "round_even", "round_away", "sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+           "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "expm1", "log1p", "sigmoid", "softplus", "gelu", "atan2",
+           "pow", "isnan", "isinf", "bit_and", "bit_or", "bit_xor", "bit_not", "ipow", "select"}
+
+
+class _Renderer:
+    """A formula tree as a numba expression; constants become typed module globals."""
+
+    def __init__(self, variables: dict[str, str], output: DataType) -> None:
+        self.variables, self.output = variables, output
+        self.constants: list[str] = []
+        self.parameters: dict[str, str] = {}   # formula name -> its argument's NumPy type
+
+    def constant(self, type_name: str, value: Any) -> str:
+        line = f"{type_name}({value!r})"
+        if line not in self.constants:
+            self.constants.append(line)
+        return f"_K{self.constants.index(line)}"
+
+    def render(self, node: Node) -> str:
+        op, args = node.op, [self.render(arg) for arg in node.args]
+        if op == "name":
+            if node.name in self.variables:
+                return f"v_{node.name}"
+            self.parameters[node.name] = _compute_name(node)
+            return f"p_{node.name}"
+        if op == "const":
+            value = float(node.value) if node.kind == F else int(node.value)
+            return self.constant(_compute_name(node), value)
+        if op in _OPERATORS:
+            return f"({args[0]} {_OPERATORS[op]} {args[1]})"
+        if op == "not":
+            return f"(not {args[0]})"
+        if op == "neg":
+            if node.data_type == DataType.UINT64:
+                return f"({self.constant('np.uint64', 0)} - {args[0]})"
+            return f"(-{args[0]})"
+        if op in _DIRECT:
+            return f"m.m_{op}({', '.join(args)})"
+        if op == "canonical_nan":
+            return f"m.m_canonical_nan({self.constant(_compute_name(node), 0.0)})"
+        if op == "to_float":
+            return args[0] if node.args[0].kind == F else f"{_compute_name(node)}({args[0]})"
+        if op == "widen":
+            return f"np.int64({args[0]})"
+        if op == "saturate":
+            like = self.constant(_numpy_name(self.output), 0)
+            return f"{_compute_name(node)}(m.m_saturate({args[0]}, {like}))"
+        source = node.args[0]
+        assert source.data_type is not None
+        if op == "popcount":  # the bits of the value in its own type
+            return f"{_compute_name(node)}(m.m_popcount({_numpy_name(source.data_type)}({args[0]})))"
+        if op in ("shl", "shr"):  # counts beyond the tensor type's width give 0 (the value is computed in 64 bits)
+            count_type = _compute_name(node.args[1])
+            valid = f"(({args[1]} >= {self.constant(count_type, 0)}) & " \
+                    f"({args[1]} < {self.constant(count_type, source.data_type.bits)}))"
+            return f"m.m_select({valid}, m.m_{op}({args[0]}, {args[1]}), {self.constant(_compute_name(node), 0)})"
+        raise NotImplementedError(f"the cpu element-wise renderer has no rendering of {op!r}")
+
+
+def _load(view: DataType, node_kind: str, float_type: DataType) -> str:
+    """The expression that loads element `{}` of a block of a tensor viewed as `view`, in its computing type."""
+    if node_kind == F:
+        wide = "np.float64" if float_type == DataType.FLOAT64 else "np.float32"
+        if view == DataType.FLOAT16:
+            return f"{wide}(half_to_float({{}}))"
+        return f"{wide}({{}})"
+    return "np.uint64({})" if view == DataType.UINT64 else "np.int64({})"
+
+
+def _store(result_kind: str, output: DataType) -> str:
+    """The expression that turns the formula's result `r` into the output's raw element."""
+    value = "(1 if r else 0)" if result_kind == B else "r"
+    if output == DataType.FLOAT16:
+        return f"float_to_half(np.float32({value}))"
+    return f"{_numpy_name(output)}({value})"
+
+
+_TEMPLATE = """\"\"\"Generated by opendml/backends/cpu/element_wise.py: {summary}\"\"\"
+import numba
+import numpy as np
+
+from opendml.backends.cpu import math as m
+from opendml.backends.cpu.element_wise import writable
+from opendml.backends.cpu.float16 import float_to_half, half_to_float
+
+{constants}
+
+
+@numba.njit(inline="always", error_model="numpy")
+def compute({compute_parameters}):
+    for i in range(n):
+{loads}
+        r = {expression}
+        o[i] = {store}
+
+
+@numba.njit(cache=True, error_model="numpy")
+def run_blocks({run_parameters}):
+    table, k_len, run, pieces = meta[0], meta[1], meta[2], meta[3]
+    block = (run + pieces - 1) // pieces
+    staged = np.empty(block, out.dtype)
+{allocate}
+    for b in range(first, last):
+        r = b // pieces
+        start = (b - r * pieces) * block
+        n = min(block, run - start)
+        t = r // k_len
+        k = r - t * k_len
+{gather}
+        base = tab[t] + k * meta[4] + start * meta[5]
+        if meta[5] == 1:
+            compute({direct_arguments})
+        else:
+            compute({staged_arguments})
+            for q in range(n):
+                out[base + q * meta[5]] = staged[q]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def serial({kernel_parameters}):
+    run_blocks({serial_arguments})
+
+
+@numba.njit(cache=True, parallel=True, error_model="numpy")
+def parallel({kernel_parameters}):
+    blocks = meta[0] * meta[1] * meta[3]
+    chunks = meta[6]
+    for chunk in numba.prange(chunks):
+        run_blocks({parallel_arguments})
+"""
+
+_GATHER = """        base{j} = tab[{table} + t] + k * meta[{kx}] + start * meta[{lx}]
+        if meta[{lx}] == 1:
+            a{j} = x{j}[base{j}:base{j} + n]
+        else:
+            for q in range(n):
+                g{j}[q] = x{j}[base{j} + q * meta[{lx}]]
+            a{j} = g{j}[:n]"""
+
+#: meta's layout: table size, loop length, run length, pieces, the output's loop and run strides, chunks, then each
+#: input's loop and run strides.
+_META_FIXED = 7
+
+
+def render(desc: Any) -> tuple[str, list[str], list[str]]:
+    """The generated module's source for `desc`, its input fields in argument order, and the formula's parameter
+    names in argument order."""
+    tree = desc.formula_tree()
+    tensors = desc.present_tensors()
+    view_types = {name: desc.view_type(name) for name in tensors}
+    float_type = compute_float(view_types)
+    output = view_types["OutputTensor"]
+    fields = [name for name, _ in desc.INFO.inputs if name in tensors]
+    variables = {variable: name for name, variable in desc.INFO.inputs if name in tensors}
+    renderer = _Renderer(variables, output)
+    expression = renderer.render(tree)
+    parameters = [f"p_{name}" for name in sorted(renderer.parameters)]
+    scaled, scale_bias = desc.scaled_inputs(), desc.scale_bias_value()
+    kinds = {node.name: node.kind for node in tree.walk() if node.op == "name"}
+    loads = []
+    for variable, name in variables.items():
+        if variable not in kinds:
+            continue
+        j = fields.index(name)
+        value = _load(view_types[name], kinds[variable], float_type).format(f"a{j}[i]")
+        if name in scaled and scale_bias is not None:
+            wide = "np.float64" if float_type == DataType.FLOAT64 else "np.float32"
+            value = (f"{value} * {renderer.constant(wide, float(scale_bias.scale))} + "
+                     f"{renderer.constant(wide, float(scale_bias.bias))}")
+        loads.append(f"        v_{variable} = {value}")
+    count = len(fields)
+    blocks = [f"a{j}" for j in range(count)]
+    inputs = [f"i{j}" for j in range(count)]
+    kernel_parameters = ["out", *inputs, "meta", "tab", *parameters]
+    summary = f"{desc.OPERATOR_TYPE.name}, {', '.join(f'{n} {t.name}' for n, t in view_types.items())}"
+    source = _TEMPLATE.format(
+        summary=summary, constants="\n".join(f"_K{n} = {line}" for n, line in enumerate(renderer.constants)),
+        compute_parameters=", ".join(["n", "o", *blocks, *parameters]),
+        loads="\n".join(loads) or "        pass", expression=expression, store=_store(tree.kind, output),
+        run_parameters=", ".join(["first", "last", *kernel_parameters]),
+        allocate="\n".join([f"    x{j} = writable(i{j})" for j in range(count)] +
+                           [f"    g{j} = np.empty(block, x{j}.dtype)" for j in range(count)]),
+        gather="\n".join(_GATHER.format(j=j, table=f"{j + 1} * table", kx=_META_FIXED + 2 * j,
+                                        lx=_META_FIXED + 2 * j + 1) for j in range(count)),
+        direct_arguments=", ".join(["n", "out[base:base + n]", *blocks, *parameters]),
+        staged_arguments=", ".join(["n", "staged", *blocks, *parameters]),
+        kernel_parameters=", ".join(kernel_parameters),
+        serial_arguments=", ".join(["0", "meta[0] * meta[1] * meta[3]", *kernel_parameters]),
+        parallel_arguments=", ".join(["chunk * blocks // chunks", "(chunk + 1) * blocks // chunks",
+                                      *kernel_parameters]))
+    return source, fields, [name.removeprefix("p_") for name in parameters]
+
+
+def source_directory() -> Path:
+    """Where the generated modules live: beside numba's cache and the cold start's markers (background.py)."""
+    return marker_directory().parent / "opendml-element-wise"
+
+
+def _module(source: str) -> Any:
+    """The generated module of `source`, written once into source_directory() (atomically: several processes may
+    write the same file) and imported from there."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    name = f"opendml_element_wise_{digest}"
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    directory = source_directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        temporary = directory / f".{name}.{os.getpid()}.tmp"
+        temporary.write_text(source)
+        os.replace(temporary, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _offsets(dims: Sequence[tuple[int, Sequence[int]]], which: int) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Row-major table of sum(index_d * stride_d) over `dims` for tensor `which`."""
+    table = np.zeros(1, np.int64)
+    for size, strides in dims:
+        table = (table[:, None] + np.arange(size, dtype=np.int64) * strides[which]).ravel()
+    return table
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    """All descriptor work happens here (rendering, the plan); the kernel only binds views and runs."""
+    operator: Any = desc
+    source, fields, parameter_names = render(operator)
+    module = _module(source)
+    tensors = operator.present_tensors()
+    order = ["OutputTensor", *fields]
+    target = tensors["OutputTensor"]
+    sizes, strides = merge_dimensions(target.sizes, *[tensors[name].element_strides for name in order])
+    dims = [(size, [s[d] for s in strides]) for d, size in enumerate(sizes)]
+    run = dims.pop(min(range(len(dims)), key=lambda d: (dims[d][1][0], d)))
+    loop = dims.pop(max(range(len(dims)), key=lambda d: dims[d][0])) if dims else (1, [0] * len(order))
+    tables = [_offsets(dims, which) for which in range(len(order))]
+    pieces = -(-run[0] // _BLOCK)
+    blocks = tables[0].size * loop[0] * pieces
+    parallel = blocks > 1 and target.element_count >= _PARALLEL_MIN_ELEMENTS
+    chunks = min(blocks, _CHUNKS_PER_THREAD * numba.get_num_threads()) if parallel else 1
+    meta = np.array([tables[0].size, loop[0], run[0], pieces, loop[1][0], run[1][0], chunks] +
+                    [value for j in range(1, len(order)) for value in (loop[1][j], run[1][j])], np.int64)
+    tab = np.concatenate(tables)
+    values = operator.formula_parameters()
+    tree_types = {node.name: node for node in operator.formula_tree().walk() if node.op == "name"}
+    arguments = []
+    for name in parameter_names:
+        node = tree_types[name]
+        scalar = np.float64 if node.data_type == DataType.FLOAT64 else np.float32 if node.kind == F else \
+            np.uint64 if node.data_type == DataType.UINT64 else np.int64
+        arguments.append(scalar(values[name]))
+    views = [np.dtype(operator.view_type(name).numpy_dtype) for name in order]
+    views = [np.dtype(np.uint16) if view == np.float16 else view for view in views]
+    slots = [name for name, _ in operator.INFO.inputs]
+    positions = [slots.index(name) for name in fields]
+    kernel_function = module.parallel if parallel else module.serial
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        flats = [outputs[0].view(views[0])]
+        flats += [inputs[position].view(views[j + 1]) for j, position in enumerate(positions)]  # type: ignore[union-attr]
+        if parallel:
+            with PARALLEL_LAUNCH:
+                kernel_function(*flats, meta, tab, *arguments)
+        else:
+            kernel_function(*flats, meta, tab, *arguments)
+
+    return kernel

@@ -89,9 +89,10 @@ _D_INF = F64(np.inf)
 
 
 def _overload(function: Any) -> Callable[[Callable[..., Any]], Any]:
-    """numba's overload, inlined in numba IR; the implementations' parameters are those of the typing function
-    without its annotations (not strict)."""
-    return overload(function, inline="always", strict=False)
+    """numba's overload; the implementations' parameters are those of the typing function without its annotations
+    (not strict). Each implementation compiles on its own and LLVM inlines it (numba's own IR inlining of these
+    small branch-free functions gains nothing, and warns about the conditional expressions' merged variables)."""
+    return overload(function, strict=False, jit_options={"error_model": "numpy"})
 
 
 # -- LLVM instructions and intrinsics, typed as their operands ------------------------------------------------------
@@ -333,11 +334,7 @@ def _unary_float(stub: Any, f32: Any, f64: Any) -> None:
     """Registers stub(x) as f32(x) for a float32 x and f64(x) for a float64 x."""
 
     def typer(x: Any) -> Any:
-        if x == types.float32:
-            return lambda x: f32(x)
-        if x == types.float64:
-            return lambda x: f64(x)
-        return None
+        return _unary_choice(x, f32, f64)
 
     _overload(stub)(typer)
 
@@ -346,11 +343,15 @@ def _binary_float(stub: Any, f32: Any, f64: Any) -> None:
     """Registers stub(a, b) as f32(a, b) for float32 arguments and f64(a, b) for float64 ones."""
 
     def typer(a: Any, b: Any) -> Any:
-        if a == types.float32 and b == types.float32:
-            return lambda a, b: f32(a, b)
-        if a == types.float64 and b == types.float64:
-            return lambda a, b: f64(a, b)
-        return None
+        if not (a == b and a in (types.float32, types.float64)):
+            return None
+        function = f32 if a == types.float32 else f64
+
+        def call(a: Any, b: Any) -> Any:
+            _always_inline()
+            return function(a, b)
+
+        return call
 
     _overload(stub)(typer)
 
@@ -405,6 +406,20 @@ def _always_inline_typer(typingctx: Any) -> Any:
 
 
 _always_inline: Any = intrinsic(_always_inline_typer)
+
+
+def _unary_choice(x: Any, f32: Any, f64: Any) -> Any:
+    """The implementation of a unary float primitive: f32(x) for a float32 x, f64(x) for a float64 one, inlined
+    wherever it is called (alwaysinline for LLVM)."""
+    if x not in (types.float32, types.float64):
+        return None
+    function = f32 if x == types.float32 else f64
+
+    def call(x: Any) -> Any:
+        _always_inline()
+        return function(x)
+
+    return call
 
 
 def _contracted(function: Any, arity: int) -> Any:
@@ -918,9 +933,3 @@ def _m_softplus(x: Any) -> Any:
     return _unary_choice(x, softplus_f32, _softplus_f64)
 
 
-def _unary_choice(x: Any, f32: Any, f64: Any) -> Any:
-    if x == types.float32:
-        return lambda x: f32(x)
-    if x == types.float64:
-        return lambda x: f64(x)
-    return None
