@@ -15,7 +15,9 @@ Compile time: the full table (`test_table`, 577 descriptors) runs on `cpu-small`
 to compile; the whole module takes ~3 s there on one core). On `cpu` every distinct (operator, data types) compiles a
 numba kernel and on `gpu` a WGSL pipeline, so there `test_table_representative` runs one combination per operator and
 kind of data (float, 8-32-bit integer, 64-bit integer) and a few variants: 122 descriptors (REPRESENTATIVE), and the
-hypothesis test draws its types among those.
+hypothesis test draws its types among those. Measured (2026-11-27, 2 shared cores): on `cpu` the 122 compile in 74 s
+with numba's cache cold (~0.6 s each: the full table would add ~6 minutes) and run in 1.8 s warm; the module's 398 `cpu`
+tests take ~20 s after that, its 400 `gpu` tests (lavapipe) 7 s, its 1478 `cpu-small` tests 3-4 s.
 """
 
 from __future__ import annotations
