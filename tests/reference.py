@@ -865,7 +865,9 @@ def _mod_floor(ctx: ElementWiseContext, a: float, b: float) -> float:
     if isinstance(a, int):
         return 0 if b == 0 else a % b   # Python's modulus: the divisor's sign
     remainder = _fmod(a, b)
-    if remainder != 0 and (remainder < 0) != (b < 0):
+    if remainder == 0:   # Python's %: a zero remainder takes the divisor's sign
+        return math.copysign(0.0, b)
+    if (remainder < 0) != (b < 0):
         remainder = ctx.rnd(remainder + b)
     return remainder
 

@@ -61,8 +61,6 @@ APPROXIMATE = {"ACOS", "ASIN", "ATAN", "COS", "EXP", "LOG", "SIN", "SQRT", "TAN"
 ULPS = {np.dtype(np.float32): 4, np.dtype(np.float16): 1, np.dtype(np.float64): 0}
 # The operators built on minimum/maximum: a NaN result is the canonical quiet NaN, and -0 / +0 may be either.
 CLAMPS = {"MIN", "MAX", "CLIP", "CLIP1", "THRESHOLD"}
-# A zero result whose sign the rulings leave open (the floor modulus's zero remainder keeps the dividend's sign).
-ZERO_SIGN_FREE = CLAMPS | {"MODULUS_FLOOR"}
 # The fused activations whose one rounding the reference reproduces exactly (LINEAR's Alpha x + Beta rounds twice).
 PIECEWISE_LINEAR = (dml.ActivationReluOperatorDesc, dml.ActivationLeakyReluOperatorDesc)
 CANONICAL_NAN = {np.dtype(np.float32): 0x7FC00000, np.dtype(np.float16): 0x7E00,
@@ -186,7 +184,7 @@ def assert_matches(name: str, got: np.ndarray, expected: np.ndarray, what: str, 
     if ulps:
         bad |= both & (np.abs(_ordinal(flat) - _ordinal(want)) > ulps)
         bad |= both & (np.isinf(flat) != np.isinf(want)) & (np.abs(_ordinal(flat) - _ordinal(want)) > 1)
-    elif name in ZERO_SIGN_FREE:
+    elif name in CLAMPS:
         bad |= both & (flat != want)
     else:
         bits = f"u{flat.dtype.itemsize}"
@@ -487,6 +485,8 @@ GOLDENS: list[tuple[str, str | dict[str, str], list[list[Any]], dict[str, Any], 
     ("MODULUS_TRUNCATE", "INT32", [[7, -7, 7, -7, I32_MIN, 5], [3, 3, -3, -3, -1, 0]], {}, [1, -1, 1, -1, 0, 0]),
     ("MODULUS_FLOOR", "INT32", [[7, -7, 7, -7, I32_MIN, 5], [3, 3, -3, -3, -1, 0]], {}, [1, 2, -2, -1, 0, 0]),
     ("MODULUS_FLOOR", "FLOAT32", [[7.5, -7.5, 7.5, -7.5], [2.0, 2.0, -2.0, -2.0]], {}, [1.5, 0.5, -0.5, -1.5]),
+    # a zero remainder takes the divisor's sign, as Python's % (-4.0 % 2.0 == 0.0, 4.0 % -2.0 == -0.0)
+    ("MODULUS_FLOOR", "FLOAT32", [[-4.0, 4.0, -0.0, 0.0], [2.0, -2.0, 3.0, -3.0]], {}, [0.0, -0.0, 0.0, -0.0]),
     ("MODULUS_TRUNCATE", "FLOAT32", [[7.5, -7.5, 1.0], [2.0, 2.0, 0.0]], {}, [1.5, -1.5, NAN]),
     # wrapping + - *: 127 + 1, -128 - 1 (as -128 + -1), 100 + 100 = 200 - 256; 300 * 300 = 90000 - 65536;
     # 65535^2 = 4294836225 = 65535 * 65536 + 1
@@ -748,6 +748,9 @@ def _bad_cases() -> list[tuple[str, Callable[[], dml.OperatorDesc], str, type[Ex
         ("CLIP1 Max beyond FLOAT16", lambda: dml.ElementWiseClip1OperatorDesc(
             i("FLOAT16"), i("FLOAT16"), None, "FLOAT16", 0, 70000.0), "6_4", dml.ValidationError,
          rf"{ew}CLIP1: Max is 70000.0; it must be a FLOAT16 \(magnitude at most 65504\)"),
+        ("CLIP1's NaN Max", lambda: dml.ElementWiseClip1OperatorDesc(
+            i("FLOAT32"), i("FLOAT32"), None, "FLOAT32", 0.0, math.nan), "6_4", dml.ValidationError,
+         rf"{ew}CLIP1: Max is nan; it must be"),
         ("CLIP's infinite Min", lambda: dml.ElementWiseClipOperatorDesc(f23, f23, None, math.inf, 1.0), "6_4",
          dml.ValidationError, rf"{ew}CLIP: Min is inf; it must be a finite FLOAT"),
         ("FusedActivation with tensors", lambda: dml.ElementWiseAdd1OperatorDesc(
