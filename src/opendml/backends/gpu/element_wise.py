@@ -4,8 +4,9 @@ formula.py) rendered to a WGSL function `value(o)` over math.wgsl and int64.wgsl
 8- and 16-bit outputs a word per invocation).
 
 How the kinds are computed (formula.py's NumPy rendering is the reference):
-- F: f32 (FLOAT16 widened exactly, the result rounded once on store); the primitives are math.wgsl's `m_*` (and the
-  activations' tuned `act_*` for sigmoid, softplus, gelu); ScaleBias is x * Scale + Bias in f32 before the formula.
+- F: f32 (FLOAT16 widened exactly, the result rounded once on store); the primitives are math.wgsl's `m_*` (the
+  activations' sigmoid, softplus and gelu: math_activations.wgsl's); ScaleBias is x * Scale + Bias in f32 before the
+  formula.
 - I: every integer, whatever its type, as a 64-bit two's complement pair (int64.wgsl), exactly as the reference
   computes in int64 (uint64 for UINT64): signed operations but for UINT64's, wrapped to the output's width on store.
   So an intermediate never wraps at 8, 16 or 32 bits (MEAN's sum, DEQUANTIZE's difference), and 64-bit tensors need
@@ -16,27 +17,32 @@ How the kinds are computed (formula.py's NumPy rendering is the reference):
 
 One pipeline per formula and data types: parameter values (Min, Max, ScaleBias, ...) and every tensor's layout travel
 in the parameter buffer.
+
+The 17 standalone ACTIVATION_* operators run this same pass (backends/gpu/activations.py delegates here: their
+descriptors have the engine's interface, ops/activations.py), and `activation_function` renders a fused activation
+from the same formula (ops/activations.py's `activation_tree`) for other gpu kernels (MEAN_VARIANCE_NORMALIZATION1's
+output pass): the fused and the standalone activation are one formula, rendered alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
 from ...errors import UnsupportedError
-from ...formula import B, F, I, Node
+from ...formula import B, F, I, Node, parse
+from ...ops.activations import ActivationOperatorDesc, activation_tree, activation_values
 from ...ops.base import OperatorDesc
 from ...ops.elementwise import ElementWiseOperatorDesc
-from ...types import DataType, ExecutionFlags, OperatorType
+from ...types import DataType, ExecutionFlags
+from .. import activation_constants
 from ..plans import merge_dimensions
-from .activations import BODIES, _library
 from .context import Bound, GpuContext, Recorder
 from .elementwise import COMMON, Output, Params
-from .kernel import GpuKernel, compile_pass
+from .kernel import GpuKernel, compile_pass, template
 from .wgsl import buffer, loads, params_binding, prelude, tensor_input
 
 D = DataType
@@ -47,9 +53,12 @@ MASK64 = (1 << 64) - 1
 _MATH = {"floor", "ceil", "trunc", "round_even", "round_away", "sqrt", "exp", "log", "sin", "cos", "tan", "asin",
          "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "expm1", "log1p", "atan2", "pow",
          "isnan", "isinf", "sign"}
-#: The activations' primitives, from their tuned WGSL (backends/gpu/activations*.wgsl).
-_ACTIVATION_FUNCTIONS = {"sigmoid": "e_sigmoid", "softplus": "e_softplus", "gelu": "act_gelu"}
+#: The activations' primitives (math_activations.wgsl's m_<name>).
+_ACTIVATION_PRIMITIVES = {"sigmoid", "softplus", "gelu"}
 _COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+
+#: A descriptor the engine renders: an element-wise operator, or a standalone activation (the same interface).
+EngineDesc = ElementWiseOperatorDesc | ActivationOperatorDesc
 
 
 @cache
@@ -57,34 +66,39 @@ def _source(name: str) -> str:
     return (_HERE / name).read_text()
 
 
-def _activation_library(gelu: bool) -> str:
-    """The activations' elementary functions, with sigmoid and softplus (Steepness 1) as functions of their own."""
-    parts = [_library("math"),
-             f"fn e_sigmoid(v: f32) -> f32 {{\n    {BODIES[OperatorType.ACTIVATION_SIGMOID]}\n}}\n",
-             f"fn e_softplus(v: f32) -> f32 {{\n    let a = 1.0;\n    {BODIES[OperatorType.ACTIVATION_SOFTPLUS]}\n}}\n"]
-    if gelu:
-        parts.append(_library("gelu"))
-    return "".join(parts)
-
-
 def f32_bits(value: float) -> int:
     return int(np.array([value], np.float32).view(np.uint32)[0])
 
 
-class _Renderer:
-    """Renders a typed tree to `let` statements of `value(o)`, one per distinct node."""
+@cache
+def _activation_library() -> str:
+    """math_activations.wgsl with GELU's constants (activation_constants.py's) as exact FLOAT32 bits."""
+    return template("math_activations.wgsl", **{name: f"bitcast<f32>({f32_bits(float(value)):#010x}u)"
+                                                 for name, value in activation_constants.SHARED.items()})
 
-    def __init__(self, desc: ElementWiseOperatorDesc, params: Params, inputs: dict[str, str]) -> None:
-        self.desc = desc
+
+def _libraries(uses: set[str]) -> str:
+    """The WGSL libraries a rendered formula uses, in dependency order."""
+    return "".join([_source("math.wgsl") if uses & {"math", "activations"} else "",
+                    _source("int64.wgsl") if "int64" in uses else "",
+                    _activation_library() if "activations" in uses else ""])
+
+
+class _Renderer:
+    """Renders a typed tree to `let` statements, one per distinct node (`label`: the operator, for messages;
+    `values`: {parameter name: value}, bound through `params`)."""
+
+    def __init__(self, label: str, values: Mapping[str, float | int], params: Params, inputs: dict[str, str]) -> None:
+        self.label = label
         self.params = params
         self.inputs = inputs                      # formula variable -> its WGSL value (already loaded)
-        self.values = desc.formula_parameters()
+        self.values = values
         self.lines: list[str] = []
         self.names: dict[Node, str] = {}
-        self.uses: set[str] = set()               # "math", "int64", "activations", "gelu"
+        self.uses: set[str] = set()               # "math", "int64", "activations"
 
     def fail(self, what: str) -> UnsupportedError:
-        return UnsupportedError(f"{self.desc.label}: {what}")
+        return UnsupportedError(f"{self.label}: {what}")
 
     def wgsl_type(self, node: Node) -> str:
         if node.kind == B:
@@ -174,11 +188,9 @@ class _Renderer:
             return f"m_mod_floor({args[0]}, {args[1]})"
         if op == "abs":
             return f"bitcast<f32>(bitcast<u32>({args[0]}) & 0x7fffffffu)"
-        if op in _ACTIVATION_FUNCTIONS:
+        if op in _ACTIVATION_PRIMITIVES:
             self.uses.add("activations")
-            if op == "gelu":
-                self.uses.add("gelu")
-            return f"{_ACTIVATION_FUNCTIONS[op]}({args[0]})"
+            return f"m_{op}({args[0]})"
         if op in _MATH:
             return f"m_{op}({', '.join(args)})"
         raise self.fail(f"the gpu backend does not render the primitive {op!r}")   # pragma: no cover
@@ -267,7 +279,7 @@ class ElementWiseKernel(GpuKernel):
     """One elementwise pass: output element o = the formula over each input's element o (read through its own
     strides: zero strides broadcast)."""
 
-    def __init__(self, context: GpuContext, desc: ElementWiseOperatorDesc) -> None:
+    def __init__(self, context: GpuContext, desc: EngineDesc) -> None:
         super().__init__(context, desc)
         tree = desc.formula_tree()
         tensors = desc.present_tensors()
@@ -299,27 +311,42 @@ class ElementWiseKernel(GpuKernel):
             loads_text += f"    let in_{variable}: {'f32' if kind == F and view != D.FLOAT64 else 'vec2<u32>'} = " \
                           f"{value};\n"
             values[variable] = f"in_{variable}"
-        renderer = _Renderer(desc, params, values)
+        renderer = _Renderer(desc.label, desc.formula_parameters(), params, values)
         result = renderer.render(tree)
         output_view = desc.view_type("OutputTensor")
         target = Output(output, "out", len(present), params)
         raw = "vec2<u32>" if output_view.element_size == 8 else "u32"
         uses = renderer.uses | ({"int64"} if any(kinds.get(v) == I for _, v in present) else set())
-        libraries = [_source("math.wgsl") if "math" in uses else "",
-                     _source("int64.wgsl") if "int64" in uses else "",
-                     _activation_library("gelu" in renderer.uses) if "activations" in renderer.uses else ""]
         body = (f"// {desc.OPERATOR_TYPE.dml_name}: {desc.formula_text()}\n"
                 f"fn value(o: u32) -> {raw} {{\n{loads_text}{''.join(renderer.lines)}"
                 f"    return {_store(tree, result, output_view)};\n}}\n")
         types = {tensor.data_type for tensor in tensors.values() if tensor.data_type.element_size < 8}
         source = "".join([prelude(types), params_binding(len(present) + 1), COMMON, *declarations,
-                          target.declarations(), *libraries, body, target.main()])
+                          target.declarations(), _libraries(uses), body, target.main()])
         self.main = compile_pass(context, source, len(present) + 1, params, target.groups())
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         self.main.record(recorder, [*(bound for bound in inputs if bound is not None), outputs[0]])
 
 
+def activation_function(activation: OperatorDesc | None, params: Params) -> str:
+    """WGSL `fn activation(v: f32) -> f32`: `activation` (None: the identity) applied to an f32 value, rendered from
+    its formula (ops/activations.py's `activation_tree`, as the standalone operator and ADD1's FusedActivation are),
+    preceded by the libraries it uses (math.wgsl, math_activations.wgsl). Its parameters (FLOAT32) are appended to
+    `params`, so one pipeline serves every parameter value. The shader that calls it must not include math.wgsl
+    itself."""
+    if activation is None:
+        return "fn activation(v: f32) -> f32 { return v; }\n"
+    assert isinstance(activation, ActivationOperatorDesc), activation
+    f32 = DataType.FLOAT32
+    tree = activation_tree(activation, parse("x", {"x": f32}, f32), f32)
+    renderer = _Renderer(activation.OPERATOR_TYPE.dml_name, activation_values(activation), params, {"x": "v"})
+    result = renderer.render(tree)
+    return (f"{_libraries(renderer.uses)}// {activation.OPERATOR_TYPE.dml_name}: {activation.info().formula}\n"
+            f"fn activation(v: f32) -> f32 {{\n{''.join(renderer.lines)}    return {result};\n}}\n")
+
+
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> ElementWiseKernel:
     """FLOAT32 computation for FLOAT16 tensors whatever the flags say."""
-    return ElementWiseKernel(context, cast(ElementWiseOperatorDesc, desc))
+    assert isinstance(desc, (ElementWiseOperatorDesc, ActivationOperatorDesc)), desc
+    return ElementWiseKernel(context, desc)

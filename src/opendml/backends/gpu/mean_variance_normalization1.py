@@ -14,7 +14,8 @@ Passes (each shader generic over shapes; specialized by the data type, and the o
 2. merge (only for chunked groups; ..._merge.wgsl): the chunks' records combined with Chan et al.'s update.
 3. output (..._output.wgsl over elementwise.Output): ((x 2^-e - mean_hi) - mean_lo) * rstd * Scale + Bias with
    the group's record (rstd that of the scaled values; without NormalizeVariance, 1 and the product brought back by
-   2^e before Bias), the fused activation (activations.py), rounded once to the output's type. Input, Scale and
+   2^e before Bias), the fused activation (rendered from its formula by element_wise.activation_function, as the
+   standalone activation is), rounded once to the output's type. Input, Scale and
    Bias are read through their strides (zero along broadcast dimensions); the dimensions of all the tensors are
    merged where they allow, and an element's coordinates are found once for all of them.
 
@@ -32,8 +33,8 @@ from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1Operat
 from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ...types import DataType, ExecutionFlags
 from . import tree
-from .activations import activation_function
 from .context import Bound, GpuContext, Recorder, group_counts
+from .element_wise import activation_function
 from .elementwise import COMMON, Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .wgsl import params_binding, prelude, tensor_input
