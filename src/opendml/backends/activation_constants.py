@@ -1,5 +1,5 @@
 """The FLOAT32 constants of the activation formulas, shared by both backends: the numba formulas
-(cpu/activations.py) use them as they are, and the WGSL ones (gpu/activations*.wgsl) as bit-exact literals. NumPy
+(cpu/activations.py) use them as they are, and the WGSL ones (gpu/math_activations.wgsl) as bit-exact literals. NumPy
 only, so that the gpu backend does not load numba."""
 
 from __future__ import annotations
