@@ -32,7 +32,9 @@ Checks, once per implementation into poisoned outputs: opendml bit for bit where
 MULTIPLY, ROUND, CLIP1, LOGICAL_GREATER_THAN, QUANTIZE_LINEAR with round(x / scale) in FLOAT32, IDENTITY), EXP,
 ERF and POW within 4 FLOAT32 ulps of float64, the activations as bench_activations.py checks them; every peer
 against the same reference, loosely (1e-3; QUANTIZE_LINEAR within 1). A workload whose operator opendml does not
-implement yet is timed for its peers, with opendml shown as "-" and the reason in the checks.
+implement yet is timed for its peers, with opendml shown as "-" and the reason in the checks. The cpu backend's cold
+start is off (opendml.backends.cpu.COLD_START): every timed call runs numba's kernel, its first call compiling it
+where numba's cache does not hold it yet.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ import numpy as np
 from _harness import NUMPY, OPENDML, Array, Outcome, Runner, onnx, ort, torch
 
 import opendml as dml
+from opendml.backends import cpu
 
 MEMORY, TRANSPOSE, TRANSCENDENTAL, ACTIVATION = 1.2, 1.5, 1.5, 1.2  # targets: ratio over the floor
 TRANSCENDENTAL_ULPS = 4.0   # EXP, ERF and POW: FLOAT32 ulps of the float64 result (ENGINE.md)
@@ -651,6 +654,7 @@ def main() -> int:
     if chosen.backend == "gpu":
         return gpu_main(sys.argv[1:])
     sys.argv[1:] = rest
+    cpu.COLD_START = False   # numba's kernels from the first call (compiled by this process where not cached)
     return h.run_suite(SUITE)
 
 
