@@ -192,24 +192,27 @@ def compute({compute_parameters}):
 @numba.njit(cache=True, error_model="numpy")
 def run_blocks({run_parameters}):
     prefer_wide_vectors()
-    table, k_len, run, pieces = meta[0], meta[1], meta[2], meta[3]
+    table, k_len, run, pieces, rows = meta[0], meta[1], meta[2], meta[3], meta[7]
+    groups = (k_len + rows - 1) // rows
     block = (run + pieces - 1) // pieces
     staged = np.empty(block, out.dtype)
 {allocate}
-    for b in range(first, last):
-        r = b // pieces
-        start = (b - r * pieces) * block
+    for unit in range(first, last):
+        r = unit // pieces
+        start = (unit - r * pieces) * block
         n = min(block, run - start)
-        t = r // k_len
-        k = r - t * k_len
+        t = r // groups
+        k0 = (r - t * groups) * rows
+        count = min(rows, k_len - k0)
 {gather}
-        base = tab[t] + k * meta[4] + start * meta[5]
-        if meta[5] == 1:
-            compute({direct_arguments})
-        else:
-            compute({staged_arguments})
-            for q in range(n):
-                out[base + q * meta[5]] = staged[q]
+        for row in range(count):
+{select}
+            base = tab[t] + (k0 + row) * meta[4] + start * meta[5]
+            o = out[base:base + n] if meta[5] == 1 else staged[:n]
+            compute({compute_arguments})
+            if meta[5] != 1:
+                for q in range(n):
+                    out[base + q * meta[5]] = staged[q]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -219,23 +222,30 @@ def serial({kernel_parameters}):
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
 def parallel({kernel_parameters}):
-    blocks = meta[0] * meta[1] * meta[3]
+    units = meta[0] * ((meta[1] + meta[7] - 1) // meta[7]) * meta[3]
     chunks = meta[6]
     for chunk in numba.prange(chunks):
         run_blocks({parallel_arguments})
 """
 
-_GATHER = """        base{j} = tab[{table} + t] + k * meta[{kx}] + start * meta[{lx}]
-        if meta[{lx}] == 1:
-            a{j} = x{j}[base{j}:base{j} + n]
-        else:
+# A strided input's tile (`count` rows of the loop dimension, `n` elements of the run) is gathered row by row
+# along the loop dimension: a transposed input is then read in its own contiguous order.
+_GATHER = """        base{j} = tab[{table} + t] + k0 * meta[{kx}] + start * meta[{lx}]
+        if meta[{lx}] != 1:
             for q in range(n):
-                g{j}[q] = x{j}[base{j} + q * meta[{lx}]]
-            a{j} = g{j}[:n]"""
+                for row in range(count):
+                    g{j}[row * block + q] = x{j}[base{j} + row * meta[{kx}] + q * meta[{lx}]]"""
+_SELECT = """            if meta[{lx}] == 1:
+                a{j} = x{j}[base{j} + row * meta[{kx}]:base{j} + row * meta[{kx}] + n]
+            else:
+                a{j} = g{j}[row * block:row * block + n]"""
 
-#: meta's layout: table size, loop length, run length, pieces, the output's loop and run strides, chunks, then each
-#: input's loop and run strides.
-_META_FIXED = 7
+#: meta's layout: table size, loop length, run length, pieces, the output's loop and run strides, chunks, rows per
+#: tile, then each input's loop and run strides.
+_META_FIXED = 8
+#: Rows of the loop dimension per tile where an input's run is strided (a transposed input reads 16 consecutive
+#: elements of each line it touches); the tile's run is then _BLOCK / _ROWS elements.
+_ROWS = 16
 
 
 _HERE = Path(__file__).resolve().parent
@@ -287,14 +297,16 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
         loads="\n".join(loads) or "        pass", expression=expression, store=_store(tree.kind, output),
         run_parameters=", ".join(["first", "last", *kernel_parameters]),
         allocate="\n".join([f"    x{j} = writable(i{j})" for j in range(count)] +
-                           [f"    g{j} = np.empty(block, x{j}.dtype)" for j in range(count)]),
+                           [f"    g{j} = np.empty(rows * block, x{j}.dtype)" for j in range(count)]),
         gather="\n".join(_GATHER.format(j=j, table=f"{j + 1} * table", kx=_META_FIXED + 2 * j,
-                                        lx=_META_FIXED + 2 * j + 1) for j in range(count)),
-        direct_arguments=", ".join(["n", "out[base:base + n]", *blocks, *parameters]),
-        staged_arguments=", ".join(["n", "staged", *blocks, *parameters]),
+                                        lx=_META_FIXED + 2 * j + 1) for j in range(count)) or "        pass",
+        select="\n".join(_SELECT.format(j=j, kx=_META_FIXED + 2 * j, lx=_META_FIXED + 2 * j + 1)
+                         for j in range(count)) or "            pass",
+        compute_arguments=", ".join(["n", "o", *blocks, *parameters]),
         kernel_parameters=", ".join(kernel_parameters),
-        serial_arguments=", ".join(["0", "meta[0] * meta[1] * meta[3]", *kernel_parameters]),
-        parallel_arguments=", ".join(["chunk * blocks // chunks", "(chunk + 1) * blocks // chunks",
+        serial_arguments=", ".join(["0", "meta[0] * ((meta[1] + meta[7] - 1) // meta[7]) * meta[3]",
+                                    *kernel_parameters]),
+        parallel_arguments=", ".join(["chunk * units // chunks", "(chunk + 1) * units // chunks",
                                       *kernel_parameters]))
     return source, fields, [name.removeprefix("p_") for name in parameters]
 
@@ -355,11 +367,12 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     run = dims.pop(min(range(len(dims)), key=lambda d: (dims[d][1][0], d)))
     loop = dims.pop(max(range(len(dims)), key=lambda d: dims[d][0])) if dims else (1, [0] * len(order))
     tables = [_offsets(dims, which) for which in range(len(order))]
-    pieces = -(-run[0] // _BLOCK)
-    blocks = tables[0].size * loop[0] * pieces
-    parallel = blocks > 1 and target.element_count >= _PARALLEL_MIN_ELEMENTS
-    chunks = min(blocks, _CHUNKS_PER_THREAD * numba.get_num_threads()) if parallel else 1
-    meta = np.array([tables[0].size, loop[0], run[0], pieces, loop[1][0], run[1][0], chunks] +
+    rows = _ROWS if loop[0] > 1 and any(stride not in (0, 1) for stride in run[1][1:]) else 1
+    pieces = -(-run[0] // (_BLOCK // rows))
+    units = tables[0].size * -(-loop[0] // rows) * pieces
+    parallel = units > 1 and target.element_count >= _PARALLEL_MIN_ELEMENTS
+    chunks = min(units, _CHUNKS_PER_THREAD * numba.get_num_threads()) if parallel else 1
+    meta = np.array([tables[0].size, loop[0], run[0], pieces, loop[1][0], run[1][0], chunks, rows] +
                     [value for j in range(1, len(order)) for value in (loop[1][j], run[1][j])], np.int64)
     tab = np.concatenate(tables)
     values: dict[str, Any] = dict(operator.formula_parameters())
