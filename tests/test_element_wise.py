@@ -192,6 +192,27 @@ def assert_matches(name: str, got: np.ndarray, expected: np.ndarray, what: str, 
     _report(bad, got, expected, what, inputs)
 
 
+def check_element_wise(desc: ElementWiseOperatorDesc, inputs: Sequence[np.ndarray | None], got: np.ndarray) -> None:
+    """Any element-wise dispatch's logical output against the reference (the oracle of test_fuzz_descriptors'
+    check_outputs, so of the differential fuzzer and test_outputs): as the table compares it; ADD1's fused
+    activation (but RELU and LEAKY_RELU, rounded once as the reference) by the standalone activations' oracle on
+    the FLOAT32 sum for FLOAT32, within 1 FLOAT16 ulp for FLOAT16."""
+    name = desc.OPERATOR_TYPE.name.removeprefix("ELEMENT_WISE_")
+    activation = getattr(desc, "fused_activation", None)
+    if activation is not None and not isinstance(activation, PIECEWISE_LINEAR):
+        a, b = inputs
+        assert a is not None and b is not None
+        if got.dtype == np.float32:
+            from test_activation_standalone import check_standalone
+
+            with np.errstate(all="ignore"):
+                check_standalone(activation, a.astype(np.float32) + b.astype(np.float32), got)
+            return
+        assert_matches(name, got, expected_of(desc, inputs), desc.label, ulps=ULPS[got.dtype], inputs=inputs)
+        return
+    assert_matches(name, got, expected_of(desc, inputs), desc.label, inputs=inputs)
+
+
 def _report(bad: np.ndarray, got: np.ndarray, expected: np.ndarray, what: str,
             inputs: Sequence[np.ndarray | None]) -> None:
     if not bad.any():

@@ -46,6 +46,7 @@ from test_reduce_properties import ReduceCase, ReduceLayout, check_reduce_result
 
 import opendml as dml
 from opendml.ops.activations import ACTIVATION_CLASSES, ActivationOperatorDesc
+from opendml.ops.elementwise import ElementWiseOperatorDesc
 from opendml.support import describe
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -577,6 +578,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
 
         assert inputs[0] is not None
         check_standalone(desc, inputs[0], outputs[0])
+    elif isinstance(desc, ElementWiseOperatorDesc):
+        from test_element_wise import check_element_wise
+
+        check_element_wise(desc, inputs, outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -586,7 +591,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.GatherNdOperatorDesc, dml.MeanVarianceNormalizationOperatorDesc, dml.ArgMinOperatorDesc,
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
-    ActivationOperatorDesc)
+    ActivationOperatorDesc, ElementWiseOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:
