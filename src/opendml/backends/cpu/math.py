@@ -8,12 +8,15 @@ an integer second argument is converted to the first one's type. The primitives 
 value of that type as `like`: `m_saturate(v, np.int8(0))`, `m_to_float(i, np.float32(0))`,
 `m_canonical_nan(np.float32(0))`.
 
-Every function is inlined into its caller (numba IR), and compiles to branch-free code: the vectorizable ones (exp,
-expm1, log, log1p, erf, pow, the roundings, sqrt, abs, minimum, maximum, sign, isnan, isinf, div) have no call left
-that LLVM cannot turn into vector code, so that an element-wise loop over them runs at memory speed. Divisions go
-through LLVM's own instructions (`fdiv`, `sdiv`, ...), never numba's `/` or `//`, so that neither the caller's
-error model nor Python's floor semantics reach them. The float32 transcendental functions with no polynomial here
-(sin, cos, tan, the inverse and hyperbolic ones, atan2) call libm's float32 functions (accurate, scalar).
+Every function is inlined into its caller by LLVM (the float ones' implementations are marked alwaysinline) and
+compiles to branch-free code: the vectorizable ones (exp, expm1, log, log1p, erf, pow, tanh, sigmoid, softplus,
+gelu, the roundings, sqrt, abs, minimum, maximum, sign, isnan, isinf, div) have no call left that LLVM cannot turn
+into vector code, so that an element-wise loop over them runs at memory speed. Divisions go through LLVM's own
+instructions (`fdiv`, `sdiv`, ...), never numba's `/` or `//`, so that neither the caller's error model nor Python's
+floor semantics reach them. The float32 polynomials keep their fused multiply-adds in kernels compiled without
+fastmath (`_contracted`). tanh, sigmoid and gelu are the activations' tuned formulas (cpu/activations.py); the other
+float32 transcendental functions (sin, cos, tan, the inverse ones, sinh, cosh, atan2) call libm's float32 functions
+(accurate, scalar).
 
 Accuracy, measured by tests/test_cpu_math.py against float64 results rounded to float32 over every exponent,
 subnormals and C99's special values: within 4 ulp (most within 1 or 2); floor, ceil, trunc, the roundings, sqrt,
@@ -446,7 +449,7 @@ for _stub_function, _f32, _f64 in (
         (m_log1p, _contracted(log1p_f32, 1), math.log1p), (m_erf, _contracted(erf_f32, 1), math.erf),
         (m_sin, math.sin, math.sin), (m_cos, math.cos, math.cos), (m_tan, math.tan, math.tan),
         (m_asin, math.asin, math.asin), (m_acos, math.acos, math.acos), (m_atan, math.atan, math.atan),
-        (m_sinh, math.sinh, math.sinh), (m_cosh, math.cosh, math.cosh), (m_tanh, math.tanh, math.tanh),
+        (m_sinh, math.sinh, math.sinh), (m_cosh, math.cosh, math.cosh),
         (m_asinh, math.asinh, math.asinh), (m_acosh, math.acosh, math.acosh), (m_atanh, math.atanh, math.atanh)):
     _unary_float(_stub_function, _f32, _f64)
 _binary_float(m_atan2, math.atan2, math.atan2)
@@ -912,6 +915,13 @@ def _gelu_f64(x: Any) -> Any:
 @numba.njit(inline="always", error_model="numpy")
 def _softplus_f64(x: Any) -> Any:
     return (x if x > F64(0.0) else F64(0.0)) + math.log1p(math.exp(-abs(x)))
+
+
+@_overload(m_tanh)
+def _m_tanh(x: Any) -> Any:
+    from .activations import _tanh  # vectorizable, unlike libm's tanhf
+
+    return _unary_choice(x, _tanh, math.tanh)
 
 
 @_overload(m_sigmoid)
