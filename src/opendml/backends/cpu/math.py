@@ -33,6 +33,8 @@ abs, sign, div, the moduli, minimum and maximum are exact. The float32 polynomia
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -901,6 +903,9 @@ def softplus_f32(x: Any) -> Any:
     return x if x != x else r
 
 
+_contracted_softplus = _contracted(softplus_f32, 1)
+
+
 @numba.njit(inline="always", error_model="numpy")
 def _sigmoid_f64(x: Any) -> Any:
     e = math.exp(-abs(x))
@@ -917,29 +922,30 @@ def _softplus_f64(x: Any) -> Any:
     return (x if x > F64(0.0) else F64(0.0)) + math.log1p(math.exp(-abs(x)))
 
 
+@functools.cache
+def _activation(name: str) -> Any:
+    """The activations' float32 formula `name` (cpu/activations.py, which imports this module: so imported when
+    first typed), compiled with their contraction (as their kernels compile them)."""
+    return _contracted(getattr(importlib.import_module(f"{__package__}.activations"), name), 1)
+
+
 @_overload(m_tanh)
 def _m_tanh(x: Any) -> Any:
-    from .activations import _tanh  # vectorizable, unlike libm's tanhf
-
-    return _unary_choice(x, _tanh, math.tanh)
+    return _unary_choice(x, _activation("_tanh"), math.tanh)  # vectorizable, unlike libm's tanhf
 
 
 @_overload(m_sigmoid)
 def _m_sigmoid(x: Any) -> Any:
-    from .activations import _sigmoid  # the activations' own (they import this module)
-
-    return _unary_choice(x, _sigmoid, _sigmoid_f64)
+    return _unary_choice(x, _activation("_sigmoid"), _sigmoid_f64)
 
 
 @_overload(m_gelu)
 def _m_gelu(x: Any) -> Any:
-    from .activations import _gelu
-
-    return _unary_choice(x, _gelu, _gelu_f64)
+    return _unary_choice(x, _activation("_gelu"), _gelu_f64)
 
 
 @_overload(m_softplus)
 def _m_softplus(x: Any) -> Any:
-    return _unary_choice(x, softplus_f32, _softplus_f64)
+    return _unary_choice(x, _contracted_softplus, _softplus_f64)
 
 
