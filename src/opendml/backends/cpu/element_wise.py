@@ -229,12 +229,17 @@ def parallel({kernel_parameters}):
 """
 
 # A strided input's tile (`count` rows of the loop dimension, `n` elements of the run) is gathered row by row
-# along the loop dimension: a transposed input is then read in its own contiguous order.
+# along the loop dimension: a transposed input is then read in its own contiguous order. (Indices are unsigned:
+# they are never negative, and numba then skips its wraparound of negative ones.)
 _GATHER = """        base{j} = tab[{table} + t] + k0 * meta[{kx}] + start * meta[{lx}]
-        if meta[{lx}] != 1:
+        if meta[{lx}] != 1 and count == 1:
             for q in range(n):
+                g{j}[q] = x{j}[np.uint64(base{j} + q * meta[{lx}])]
+        elif meta[{lx}] != 1:
+            for q in range(n):
+                at = base{j} + q * meta[{lx}]
                 for row in range(count):
-                    g{j}[row * block + q] = x{j}[base{j} + row * meta[{kx}] + q * meta[{lx}]]"""
+                    g{j}[row * block + q] = x{j}[np.uint64(at + row * meta[{kx}])]"""
 _SELECT = """            if meta[{lx}] == 1:
                 a{j} = x{j}[base{j} + row * meta[{kx}]:base{j} + row * meta[{kx}] + n]
             else:

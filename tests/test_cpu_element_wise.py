@@ -1,0 +1,51 @@
+"""The cpu backend's numba renderer of the element-wise engine (backends/cpu/element_wise.py), where
+tests/test_element_wise.py's table does not look: what the generated source depends on (one compiled kernel per
+formula and data types, whatever the shapes, strides and parameter values) and that it never types a float
+literal as Python's float (which would widen float32 arithmetic to float64). Rendering only: nothing compiles."""
+
+from __future__ import annotations
+
+import re
+
+from element_wise_cases import example
+
+import opendml as dml
+from opendml.backends.cpu import element_wise
+from opendml.ops.elementwise import CLASSES
+
+DT = dml.DataType
+
+
+def clip(data_type: dml.DataType, sizes: list[int], strides: list[int] | None, low: float, high: float) -> object:
+    return dml.ElementWiseClipOperatorDesc(input_tensor=dml.TensorDesc(data_type, sizes, strides=strides),
+                                           output_tensor=dml.TensorDesc(data_type, sizes), scale_bias=None, min=low,
+                                           max=high)
+
+
+def test_one_module_serves_every_shape_stride_and_parameter() -> None:
+    first, _, parameters = element_wise.render(clip(DT.FLOAT32, [2, 3], None, -1.0, 1.0))
+    second, _, _ = element_wise.render(clip(DT.FLOAT32, [5, 7, 2], [0, 2, 1], 0.0, 6.0))
+    assert first == second
+    assert parameters == ["Max", "Min"]
+
+
+def test_data_types_and_scale_bias_presence_change_the_module() -> None:
+    plain = element_wise.render(clip(DT.FLOAT32, [4], None, 0.0, 1.0))[0]
+    half = element_wise.render(clip(DT.FLOAT16, [4], None, 0.0, 1.0))[0]
+    scaled = element_wise.render(dml.ElementWiseClipOperatorDesc(
+        input_tensor=dml.TensorDesc(DT.FLOAT32, [4]), output_tensor=dml.TensorDesc(DT.FLOAT32, [4]),
+        scale_bias=dml.ScaleBias(2.0, 0.5), min=0.0, max=1.0))[0]
+    assert len({plain, half, scaled}) == 3
+    assert "half_to_float" in half and "float_to_half" in half
+    assert "p__scale" in scaled and "2.0" not in scaled  # ScaleBias's values are arguments, not constants
+
+
+def test_every_operator_renders_without_python_float_literals() -> None:
+    """In the formula loop every number is a typed module constant (`_K0 = np.float32(0.5)`) or an argument."""
+    for cls in CLASSES.values():
+        source = element_wise.render(example(cls))[0]
+        loop = source[source.index("def compute("):source.index("def run_blocks(")]
+        assert not re.search(r"(?<![\w.])\d+\.\d*|(?<![\w.])\d+e", loop), (cls.__name__, loop)
+        for line in source.splitlines():
+            if line.startswith("_K"):
+                assert re.fullmatch(r"_K\d+ = np\.(float32|float64|int64|uint64|u?int(8|16|32))\(.+\)", line), line
