@@ -215,11 +215,6 @@ def run_blocks({run_parameters}):
                     out[base + q * meta[5]] = staged[q]
 
 
-@numba.njit(cache=True, error_model="numpy")
-def serial({kernel_parameters}):
-    run_blocks({serial_arguments})
-
-
 @numba.njit(cache=True, parallel=True, error_model="numpy")
 def parallel({kernel_parameters}):
     units = meta[0] * ((meta[1] + meta[7] - 1) // meta[7]) * meta[3]
@@ -309,8 +304,6 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
                          for j in range(count)) or "            pass",
         compute_arguments=", ".join(["n", "o", *blocks, *parameters]),
         kernel_parameters=", ".join(kernel_parameters),
-        serial_arguments=", ".join(["0", "meta[0] * ((meta[1] + meta[7] - 1) // meta[7]) * meta[3]",
-                                    *kernel_parameters]),
         parallel_arguments=", ".join(["chunk * units // chunks", "(chunk + 1) * units // chunks",
                                       *kernel_parameters]))
     return source, fields, [name.removeprefix("p_") for name in parameters]
@@ -393,15 +386,15 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     views = [np.dtype(np.uint16) if view == np.float16 else view for view in views]
     slots = [name for name, _ in operator.INFO.inputs]
     positions = [slots.index(name) for name in fields]
-    kernel_function = module.parallel if parallel else module.serial
+    run_blocks, parallel_blocks = module.run_blocks, module.parallel
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         flats = [outputs[0].view(views[0])]
         flats += [inputs[position].view(views[j + 1]) for j, position in enumerate(positions)]  # type: ignore[union-attr]
         if parallel:
             with PARALLEL_LAUNCH:
-                kernel_function(*flats, meta, tab, *arguments)
+                parallel_blocks(*flats, meta, tab, *arguments)
         else:
-            kernel_function(*flats, meta, tab, *arguments)
+            run_blocks(0, units, *flats, meta, tab, *arguments)
 
     return kernel
