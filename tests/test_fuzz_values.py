@@ -41,9 +41,10 @@ import pytest
 import opendml as dml
 import opendml.graph as graph_module
 from opendml.convert import describe
+from opendml.graph import ELEMENT_WISE_FUNCTIONS
 from opendml.ops.activations import ActivationOperatorDesc
 from opendml.ops.base import OperatorDesc
-from opendml.ops.elementwise import ElementWiseOperatorDesc
+from opendml.ops.elementwise import CLASSES, ELEMENT_WISE, ElementWiseOperatorDesc
 
 #: The graphs built here declare inputs that their compiled outputs do not read.
 pytestmark = pytest.mark.filterwarnings("ignore:Graph.compile. input .* is not used")
@@ -524,7 +525,42 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
             function = getattr(dml.FusedActivation, name)
             table[f"FusedActivation.{name}"] = (function, {key: 1.0 for key in inspect.signature(function).parameters})
     table["FusedActivation"] = (dml.FusedActivation, {"desc": dml.ActivationEluOperatorDesc()})
+    table["transpose"] = (dml.transpose, {"x": x, "perm": [1, 0]})
+    table["reshape"] = (dml.reshape, {"x": x, "sizes": [3, 2]})
+    table["broadcast_to"] = (dml.broadcast_to, {"x": x, "sizes": [4, 2, 3]})
+    table.update(element_wise_baselines(g))
     return table
+
+
+def element_wise_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict[str, object]]]:
+    """Every element-wise graph function with valid arguments: its operands as graph inputs of the types of the
+    row's example (tests/element_wise_cases.py), its scalars the example's values, keywords their defaults."""
+    table: dict[str, tuple[Callable[..., object], dict[str, object]]] = {}
+    for info in ELEMENT_WISE:
+        name = graph_module._function_name(info)
+        if name in table or name not in ELEMENT_WISE_FUNCTIONS:
+            continue
+        function = ELEMENT_WISE_FUNCTIONS[name]
+        example = element_wise_cases.example_arguments(CLASSES[info.operator_type], (2, 3))
+        operands = [g.input([2, 3], example[field_name(dml_name)].data_type) for dml_name, _ in info.inputs]
+        arguments: dict[str, object] = {}
+        scalars = [example[field_name(dml_name)] for dml_name, kind in info.scalars if kind in ("FLOAT", "SCALAR")]
+        for parameter in inspect.signature(function).parameters.values():
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+                arguments[parameter.name] = parameter.default
+            elif operands:
+                arguments[parameter.name] = operands.pop(0)
+            elif scalars:
+                arguments[parameter.name] = scalars.pop(0)
+            else:
+                arguments[parameter.name] = parameter.default
+        table[name] = (function, arguments)
+    return table
+
+
+def field_name(dml_name: str) -> str:
+    """InputTensor -> input_tensor."""
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in dml_name).lstrip("_")
 
 
 def call_with(function: Callable[..., object], arguments: dict[str, object]) -> object:
@@ -680,7 +716,8 @@ def all_slots() -> list[Slot]:
 # -- the checks ----------------------------------------------------------------------------------------------------
 
 CANONICAL = (int, float, bool, str, type(None))
-CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection)
+CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection,
+                   dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias)
 
 
 def check_canonical(value: object) -> None:
@@ -691,7 +728,7 @@ def check_canonical(value: object) -> None:
         item = getattr(value, field.name)
         for element in item if type(item) is tuple else (item,):
             assert type(element) in CANONICAL or isinstance(element, CONVERTED_TYPES), (field.name, type(element))
-            if type(element) is float:
+            if type(element) is float and field.metadata.get("kind") != "SCALAR":   # CLIP1's bounds may be inf
                 assert math.isfinite(element), field.name
 
 

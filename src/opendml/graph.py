@@ -32,7 +32,7 @@ from typing import Any, cast
 import numpy as np
 
 from .backends import HOST_BUFFER_ALIGNMENT, DeviceMemory
-from .convert import describe, to_enum, to_flags, to_int, to_name, to_sequence, to_uint, to_uint_list
+from .convert import describe, to_enum, to_flags, to_float, to_int, to_name, to_sequence, to_uint, to_uint_list
 from .device import Binding, CompiledOperator, Device, Operator, logical_array
 from .errors import BindingError, UnsupportedError, ValidationError
 from .layout import lay_out_input
@@ -862,7 +862,8 @@ _SCALAR_ANNOTATIONS = {FLOAT: "float", SCALAR: "int | float", DATA_TYPE: "DataTy
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_, np.timedelta64, np.datetime64))
 
 
 def _number_constant(graph: Graph, label: str, parameter: str, value: Any, data_type: DataType) -> Expression:
@@ -870,18 +871,24 @@ def _number_constant(graph: Graph, label: str, parameter: str, value: Any, data_
     integer type, rounded to a float type (a finite number beyond its range is refused)."""
     what = f"a number operand is a constant of {data_type.name}, its partner's type"
     if data_type.is_float:
+        number = to_float(label, parameter, value, finite=False, limit=None, what=f"number ({what})")
         with np.errstate(over="ignore"):
-            array = np.array([value], data_type.numpy_dtype)
-        if np.isinf(array[0]) and math.isfinite(value):
+            array = np.array([number], data_type.numpy_dtype)
+        if np.isinf(array[0]) and math.isfinite(number):
             raise ValidationError(f"{label}: {parameter} is {describe(value)}, beyond {data_type.name}'s range "
                                   f"({what})")
         return graph.constant(array)
     limits = np.iinfo(data_type.numpy_dtype)
-    integral = not isinstance(value, (float, np.floating)) or (math.isfinite(value) and float(value).is_integer())
-    if not integral or not int(limits.min) <= int(value) <= int(limits.max):
-        raise ValidationError(f"{label}: {parameter} is {describe(value)}; it must be an integer in "
+    if isinstance(value, (float, np.floating)):   # an integral float is its integer
+        number = to_float(label, parameter, value, finite=False, limit=None, what=f"number ({what})")
+        value = int(number) if math.isfinite(number) and number.is_integer() else value
+    refusal = ValidationError(f"{label}: {parameter} is {describe(value)}; it must be an integer in "
                               f"[{limits.min}, {limits.max}] ({what})")
-    return graph.constant(np.array([int(value)], data_type.numpy_dtype))
+    try:
+        integer = to_int(label, parameter, value, low=int(limits.min), high=int(limits.max))
+    except ValidationError:
+        raise refusal from None
+    return graph.constant(np.array([integer], data_type.numpy_dtype))
 
 
 def _check_types(info: ElementWiseInfo, label: str, expressions: dict[str, Expression]) -> None:
