@@ -30,7 +30,7 @@ GATHER_ND). A GPU without shader-int64 refuses 64-bit integers: that backend is 
 counted ("gpu: refused"; lavapipe has it).
 
 Examples per operator: DIFFERENTIAL_EXAMPLES (OPENDML_DIFFERENTIAL_EXAMPLES; 1,000 with HYPOTHESIS_PROFILE=slow,
-20 otherwise). Set OPENDML_DIFFERENTIAL_REPORT=path to have the cases run per operator written there.
+20 otherwise); 4 per element-wise operator otherwise (OPENDML_DIFFERENTIAL_ELEMENT_WISE_EXAMPLES). Set OPENDML_DIFFERENTIAL_REPORT=path to have the cases run per operator written there.
 """
 
 from __future__ import annotations
@@ -56,12 +56,18 @@ from test_fuzz_descriptors import LEVELS, ORACLE_CLASSES, check_outputs, consist
 import opendml as dml
 import opendml.backends.cpu
 from opendml.ops.activations import ActivationOperatorDesc
+from opendml.ops.elementwise import ElementWiseOperatorDesc
 from opendml.support import describe
 
 SLOW = os.environ.get("HYPOTHESIS_PROFILE") == "slow"
 DIFFERENTIAL_EXAMPLES = int(os.environ.get("OPENDML_DIFFERENTIAL_EXAMPLES", 1_000 if SLOW else 20))
 DIFFERENTIAL_SETTINGS = settings(max_examples=DIFFERENTIAL_EXAMPLES, deadline=None, database=None,
                                  suppress_health_check=list(HealthCheck))
+#: The 62 element-wise operators: each example's data types are a new numba kernel on the cpu (about 0.6-1 s to
+#: compile with a cold cache), so the default run draws fewer per operator (tests/test_element_wise.py runs every
+#: support row); the slow profile draws as many as for the others.
+ELEMENT_WISE_EXAMPLES = int(os.environ.get("OPENDML_DIFFERENTIAL_ELEMENT_WISE_EXAMPLES",
+                                           DIFFERENTIAL_EXAMPLES if SLOW else 4))
 
 OPERATORS: dict[str, type[dml.OperatorDesc]] = {
     operator_type.name: cls for operator_type, cls in sorted(dml.OperatorDesc.registry.items(),
@@ -353,10 +359,24 @@ def differential_case(draw: st.DrawFn, operator: str) -> tuple[dml.FeatureLevel,
     return level, desc
 
 
-@pytest.mark.parametrize("operator", list(OPERATORS))
+@pytest.mark.parametrize("operator", [name for name, cls in OPERATORS.items()
+                                      if not issubclass(cls, ElementWiseOperatorDesc)])
 @DIFFERENTIAL_SETTINGS
 @given(data=st.data())
 def test_backends_agree(operator: str, data: st.DataObject) -> None:
+    backends_agree(operator, data)
+
+
+@pytest.mark.parametrize("operator", [name for name, cls in OPERATORS.items()
+                                      if issubclass(cls, ElementWiseOperatorDesc)])
+@settings(DIFFERENTIAL_SETTINGS, max_examples=ELEMENT_WISE_EXAMPLES)
+@given(data=st.data())
+def test_element_wise_backends_agree(operator: str, data: st.DataObject) -> None:
+    backends_agree(operator, data)
+
+
+def backends_agree(operator: str, data: st.DataObject) -> None:
+    """One drawn descriptor of `operator` on every backend and on Dask, against the oracle and each other."""
     level, desc = data.draw(differential_case(operator))
     seed = data.draw(st.integers(0, 2**32 - 1))
     kind = data.draw(st.sampled_from(DATA_KINDS))
