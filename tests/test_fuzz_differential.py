@@ -30,7 +30,8 @@ GATHER_ND). A GPU without shader-int64 refuses 64-bit integers: that backend is 
 counted ("gpu: refused"; lavapipe has it).
 
 Examples per operator: DIFFERENTIAL_EXAMPLES (OPENDML_DIFFERENTIAL_EXAMPLES; 1,000 with HYPOTHESIS_PROFILE=slow,
-20 otherwise); 4 per element-wise operator otherwise (OPENDML_DIFFERENTIAL_ELEMENT_WISE_EXAMPLES). Set OPENDML_DIFFERENTIAL_REPORT=path to have the cases run per operator written there.
+20 otherwise); 4 per element-wise operator otherwise (OPENDML_DIFFERENTIAL_ELEMENT_WISE_EXAMPLES).
+Set OPENDML_DIFFERENTIAL_REPORT=path to have the cases run per operator written there.
 """
 
 from __future__ import annotations
