@@ -596,10 +596,11 @@ def gpu_main(argv: list[str]) -> int:
         if args.only is not None and args.only not in work.label:
             continue
         spec = work.build(rng, divisor)
+        label = work.label + ("" if divisor == 1 else f", leading size / {divisor}")
         try:
             desc = spec.desc()
         except NOT_YET as error:
-            row = g.Row(work.label, spec.moved, work.target)
+            row = g.Row(label, spec.moved, work.target)
             row.notes.append(f"skipped: opendml has no descriptor for it yet ({type(error).__name__}: {error})")
         else:
             torch_dtype = None if torch is None else torch.from_numpy(spec.new_out(0)).dtype
@@ -612,7 +613,7 @@ def gpu_main(argv: list[str]) -> int:
                 return compare(outputs[0], expected, strict=True)[1]
 
             floor = spec.moved // 2
-            case = g.Case(work.label, desc, list(spec.inputs), spec.moved, floor - floor % 4, work.target, check,
+            case = g.Case(label, desc, list(spec.inputs), spec.moved, floor - floor % 4, work.target, check,
                           torch_call)
             row = g.bench_case(device, clock, case, repeat, where)
         table.append(row)
