@@ -122,10 +122,8 @@ def forget_cached_devices(setting: object) -> None:
 
 def backend_settings(name: str) -> tuple[str, dict[str, int]]:
     """(the device backend, the cpu backend's size limits) that run a test backend's kernels: `cpu` puts every
-    tensor on numba's kernels, `cpu-small` on the NumPy small-tensor kernels, `gpu` is the gpu backend. (With
-    INTERPRETED_ELEMENT_BUDGET an operator stays on its interpreted small kernel; test_small_kernels.py tests the
-    hand-over.) The fixture above and the guarded subprocesses of test_fuzz_memory both set them up from here."""
+    tensor on numba's kernels, `cpu-small` on the NumPy small-tensor kernels, `gpu` is the gpu backend. The fixture
+    above and the guarded subprocesses of test_fuzz_memory both set them up from here."""
     value = 2**62 if name == "cpu-small" else 0
-    limits = dict.fromkeys(("SMALL_TENSOR_ELEMENTS", "INTERPRETED_TENSOR_ELEMENTS", "INTERPRETED_ELEMENT_BUDGET"),
-                           value)
+    limits = {"SMALL_TENSOR_ELEMENTS": value}
     return ("cpu" if name == "cpu-small" else name), limits

@@ -70,7 +70,7 @@ def operator_for(name: str) -> dml.OperatorDesc:
     """The operator `name`, with smaller tensors where the cpu backend's interpreted kernels run every size."""
     import opendml.backends.cpu as cpu
 
-    interpreting = cpu.INTERPRETED_TENSOR_ELEMENTS >= 2**32
+    interpreting = cpu.SMALL_TENSOR_ELEMENTS >= 2**32
     return INTERPRETED_OPERATORS[name] if interpreting and name in INTERPRETED_OPERATORS else OPERATORS[name]
 
 

@@ -1,5 +1,5 @@
-"""The cpu backend's choice between its small-tensor kernels (backends/cpu/small) and numba's, and the hand-over
-from an interpreted small kernel to numba's. (That both kinds of kernel give the same results is what every
+"""The cpu backend's choice between its small-tensor kernels (backends/cpu/small) and numba's, and the cold start's
+hand-over from NumPy to numba. (That both kinds of kernel give the same results is what every
 backend test checks, once per kind: `cpu` and `cpu-small` in conftest.py.)"""
 
 from __future__ import annotations
@@ -39,42 +39,20 @@ def sigmoid(sizes: list[int]) -> dml.OperatorDesc:
     (dml.ReduceOperatorDesc("SUM", T(F32, [33, 32]), T(F32, [1, 32]), [0]), False),
     (dml.GatherNd1OperatorDesc(T(F32, [16, 16]), T("INT64", [4, 1]), T(F32, [4, 16]), 2, 2, 0), True),
     (dml.GatherNd1OperatorDesc(T(F32, [16, 16]), T("INT64", [65, 1]), T(F32, [65, 16]), 2, 2, 0), False),
-    (sigmoid([8, 16]), True),                                                                 # 128 elements
-    (sigmoid([129]), False),
+    (sigmoid([32, 32]), True),                                                                # 1024 elements
+    (sigmoid([1025]), False),
 ])
 def test_every_tensor_within_the_limit_picks_the_small_kernel(desc: dml.OperatorDesc, small: bool) -> None:
     module = kernel_module(compiled_kernel(desc))
     assert module.startswith("opendml.backends.cpu.small.") is small, module
 
 
-@pytest.mark.parametrize("budget_calls", [0, 1, 3])
-def test_an_interpreted_kernel_hands_over_to_numba_after_its_budget(monkeypatch: pytest.MonkeyPatch,
-                                                                     budget_calls: int) -> None:
-    monkeypatch.setattr(cpu, "INTERPRETED_ELEMENT_BUDGET", budget_calls * 128 + 127)   # calls of 128 elements
-    device = dml.Device()
-    compiled = device.compile_operator(device.create_operator(sigmoid([8, 16])))
-    tiered = compiled._kernel
-    assert isinstance(tiered, cpu.TieredKernel)
-    x = np.linspace(-30, 30, 128, dtype=np.float32).reshape(8, 16)
-    expected = 1 / (1 + np.exp(-x.astype(np.float64)))
-    for call in range(budget_calls + 2):
-        (y,) = compiled(x)
-        on_numba = call >= budget_calls
-        assert (tiered.kernel is not None) is on_numba, call
-        np.testing.assert_allclose(y, expected, rtol=2e-6, atol=1e-30)
-    assert kernel_module(tiered.kernel).startswith("opendml.backends.cpu.activations")
-
-
-def test_only_kernels_that_interpret_formulas_hand_over() -> None:
-    sizes = [2, 4, 4]
-    plain = dml.MeanVarianceNormalization1OperatorDesc(T(F32, sizes), None, None, T(F32, sizes), [2], True, 1e-5)
-    fused = dml.MeanVarianceNormalization1OperatorDesc(T(F32, sizes), None, None, T(F32, sizes), [2], True, 1e-5,
-                                                       fused_activation=dml.ActivationGeluOperatorDesc())
-    assert not isinstance(compiled_kernel(plain), cpu.TieredKernel)       # NumPy only: microseconds already
-    tiered = compiled_kernel(fused)
-    assert isinstance(tiered, cpu.TieredKernel) and tiered.calls_left == cpu.INTERPRETED_ELEMENT_BUDGET // 32
-    reduce = dml.ReduceOperatorDesc("ARGMAX", T(F32, [4, 4]), T("UINT32", [4, 1]), [1])
-    assert not isinstance(compiled_kernel(reduce), cpu.TieredKernel)
+def test_the_activations_small_kernels_are_the_element_wise_engines() -> None:
+    # The activations and MVN's fused activation render their formulas with NumPy (formula.evaluate), as every
+    # element-wise operator does: no interpreted numba source, so the same limit and no hand-over.
+    relu = dml.ActivationReluOperatorDesc(input_tensor=T("INT8", [32, 32]), output_tensor=T("INT8", [32, 32]))
+    assert kernel_module(compiled_kernel(relu)).startswith("opendml.backends.cpu.small.element_wise")
+    assert not hasattr(cpu, "TieredKernel") and not hasattr(cpu, "INTERPRETED_TENSOR_ELEMENTS")
 
 
 def test_a_first_small_dispatch_imports_no_numba() -> None:
@@ -119,8 +97,7 @@ def rows_of(count: int) -> Any:
     (SUM_33, True),
     (dml.ArgMaxOperatorDesc(T(F32, [33, 32]), T("UINT32", [33, 1]), [1]), True),
     (sigmoid([4096]), True),
-    # RELU on integers: its small kernel runs per element in the interpreter, far too slow at this size
-    (dml.ActivationReluOperatorDesc(input_tensor=T("INT32", [4096]), output_tensor=T("INT32", [4096])), False),
+    (dml.ActivationReluOperatorDesc(input_tensor=T("INT32", [4096]), output_tensor=T("INT32", [4096])), True),
     (dml.ReduceOperatorDesc("SUM", T(F32, [32, 32]), T(F32, [1, 32]), [0]), False),  # small: NumPy for good
 ])
 def test_a_descriptor_above_the_limits_starts_on_numpy(cold: Any, desc: dml.OperatorDesc, cold_start: bool) -> None:
@@ -180,39 +157,16 @@ def test_a_job_compiles_numbas_kernel_and_marks_it(cold: Any) -> None:
                     [("<f4", 33, True)]).marker != job.marker             # debug kernels are another job
 
 
-ACTIVATIONS = [cls for name, cls in vars(dml).items() if name.startswith("Activation") and name.endswith("Desc")
-               and name not in ("ActivationLinearOperatorDesc", "ActivationParametricSoftplusOperatorDesc")]
-SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3.4e38, -3.4e38, 88.5, -88.5, -104.0, 1e-8,
-                    0.5, -0.5, 10.5, -10.5, 2.0**-24, 80.5], np.float32)
-
-
-@pytest.mark.parametrize("desc", [cls(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]))
-                                  for cls in ACTIVATIONS] + [
-    dml.ActivationLinearOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=-1.5, beta=0.25),
-    dml.ActivationParametricSoftplusOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=0.7,
-                                                 beta=-3.0),
-    dml.ActivationCeluOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), alpha=-2.0),
-    dml.ActivationSoftplusOperatorDesc(input_tensor=T(F32, [400]), output_tensor=T(F32, [400]), steepness=-2.0),
-], ids=lambda desc: f"{desc.OPERATOR_TYPE.name}")
-def test_the_vectorized_formulas_give_the_interpreted_ones_bit_for_bit(desc: Any) -> None:
-    from opendml.backends.cpu.small import activations
-    x = np.concatenate([SPECIAL, np.linspace(-120, 120, 381, dtype=np.float32)])
-    vector = activations.activate(desc, x)                     # above VECTOR_ELEMENTS: NumPy over the array
-    per_element = np.concatenate([activations.activate(desc, x[i:i + 200]) for i in (0, 200)])
-    assert x.size > activations.VECTOR_ELEMENTS >= 200
-    np.testing.assert_array_equal(vector.view(np.uint32), per_element.view(np.uint32))
-
-
 def test_a_fused_gelu_agrees_before_and_after_the_hand_over(cold: Any) -> None:
-    # Above INTERPRETED_TENSOR_ELEMENTS and VECTOR_ELEMENTS: GELU's formula over the whole array in NumPy, then
-    # numba's kernel. Golden: x Phi(x) of the normalized rows, worked out in float64 (Phi through math.erf).
+    # Above SMALL_TENSOR_ELEMENTS: GELU's formula in NumPy (formula.evaluate), then in numba's kernel. Golden:
+    # x Phi(x) of the normalized rows, worked out in float64 (Phi through math.erf).
     import math
-    sizes = [16, 64]
+    sizes = [32, 64]
     desc = dml.MeanVarianceNormalization1OperatorDesc(T(F32, sizes), None, None, T(F32, sizes), [1], True, 1e-5,
                                                       fused_activation=dml.ActivationGeluOperatorDesc())
     device = dml.Device()
     compiled = device.compile_operator(device.create_operator(desc))
-    x = np.linspace(-4, 9, 16 * 64, dtype=np.float32).reshape(sizes) ** 2 % 7
+    x = np.linspace(-4, 9, 32 * 64, dtype=np.float32).reshape(sizes) ** 2 % 7
     wide = x.astype(np.float64)
     z = (wide - wide.mean(1, keepdims=True)) / np.sqrt(wide.var(1, keepdims=True) + np.float32(1e-5))
     expected = z * (1 + np.vectorize(math.erf)(z / math.sqrt(2))) / 2

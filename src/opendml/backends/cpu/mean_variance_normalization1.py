@@ -13,7 +13,7 @@ Kernel, per group:
   et al.'s update. M2 is a sum of non-negative terms, and the mean of data like 1e4 + small noise is not lost;
 - output: per block, ((x - mean_hi) - mean_lo) * rstd * Scale + Bias in FLOAT32 (the last multiply-add fused), the
   float64 mean carried as two FLOAT32 parts (groups whose deviations or rstd FLOAT32 cannot hold take a float64 path).
-  No activation and RELU are written by that loop; the other activations run over the block into a staging block,
+  No activation (and IDENTITY) is written by that loop; the other activations run over the block into a staging block,
   copied to the output. A group that fits in the caches is read from memory once (twice if larger), the output written
   once; outputs of at least STREAMING_THRESHOLD_BYTES with a contiguous run go through the staging block with
   non-temporal stores;
@@ -24,9 +24,10 @@ Kernel, per group:
 FLOAT16 travels as uint16 bits, widened exactly on load and rounded once from the FLOAT32 result on store
 (DECISIONS 17). Large tensors spread their groups over numba's threads.
 
-The fused activation is activations.py's `_activate_store`, the same formulas the standalone activation operators
-run (one formula per activation, so the two can never disagree). The compute-bound loops ask for 512-bit vectors
-where the machine has them (memory_kernels.prefer_wide_vectors).
+The fused activation is element_wise.activation_module()'s `activate_store`: the activation's formula (ops/
+activations.py's ACTIVATION_FORMULAS) rendered by the element-wise engine's numba renderer, as the standalone
+activation operators are (one formula per activation, so the two can never disagree). The compute-bound loops ask
+for 512-bit vectors where the machine has them (memory_kernels.prefer_wide_vectors).
 """
 
 from __future__ import annotations
@@ -42,25 +43,15 @@ from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic
 
-from ...ops.activations import ActivationOperatorDesc
+from ...ops.activations import ActivationOperatorDesc, activation_values
 from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
-from ...types import ExecutionFlags
+from ...types import ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
 from . import memory_kernels
-from .activations import (
-    _ELEMENTWISE_FASTMATH,
-    _FASTMATH,
-    _IDENTITY,
-    _INF,
-    _NONE,
-    _ONE,
-    _RELU,
-    _ZERO,
-    _activate_store,
-    _load,
-    _store,
-)
+from .element_wise import activation_module
+from .element_wise import load_element as _load
+from .element_wise import store_element as _store
 from .float16 import F16_TAG, NATIVE_TAG
 from .memory_kernels import (
     LINE_BYTES,
@@ -74,6 +65,23 @@ from .memory_kernels import (
     stream_copy,
     stream_lines,
 )
+
+#: The fused activation: element_wise's rendering of its formula (ops/activations.py's ACTIVATION_FORMULAS), the
+#: one the standalone activation operators compile to. It is compiled on its own, without fastmath: LLVM may
+#: inline it here, and its instructions keep their own (no) contraction.
+_ACTIVATIONS = activation_module()
+_activate_store = _ACTIVATIONS.activate_store
+#: The generated module's name (which holds math.py's stamp): a closure variable of the kernels that call it, so that
+#: it keys numba's cache of them. (The cache of this file's functions knows only this file, and their cached code
+#: names the generated module they were compiled against.)
+_STAMP: str = _ACTIVATIONS.__name__
+
+# reassoc lets LLVM vectorize sums; contract allows FMA. Neither changes NaN or infinity behaviour.
+_FASTMATH = {"reassoc", "contract"}
+_ELEMENTWISE_FASTMATH = {"contract"}
+_ZERO, _ONE, _INF = np.float32(0.0), np.float32(1.0), np.float32(np.inf)
+#: Activation codes: DML_OPERATOR_TYPE values, 0 for none.
+_NONE, _IDENTITY = 0, int(OperatorType.ACTIVATION_IDENTITY)
 
 # _FASTMATH (reassoc, contract) lets LLVM vectorize the sums. The normalizing loops (_ELEMENTWISE_FASTMATH) vectorize
 # without reassociation, and must not have it: it would fold ((x - mean_hi) - mean_lo) into x - mean and
@@ -212,14 +220,10 @@ def _normalize_block(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any,
 
 @numba.njit(fastmath=_ELEMENTWISE_FASTMATH, cache=True, error_model="numpy")
 def _normalize_store(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any, bb: int, lb: int, n: int,
-                     mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, floor: Any, y: Any,
+                     mean_hi: Any, mean_lo: Any, rstd: Any, has_scale: bool, has_bias: bool, y: Any,
                      yb: int, ly: int, tag: Any) -> None:
-    """_normalize_block fused with the store, for no activation (floor -inf) and RELU (floor 0): y_i = v_i, or
-    floor where v_i < floor (NaN stays NaN). One loop writes the output straight from the input.
-
-    The clamped value goes through a variable on purpose: numba 0.68 silently dropped the store when the
-    conditional expression was passed straight to the inlined _store overload.
-    """
+    """_normalize_block fused with the store, for no activation (and IDENTITY): one loop writes the output
+    straight from the input."""
     scale_varies = has_scale and ls != 0
     bias_varies = has_bias and lb != 0
     a = _load(s, sb, tag) if has_scale else _ONE
@@ -228,32 +232,27 @@ def _normalize_store(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int, b: Any,
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
             v = _fma(d * rstd, _load(s, sb + i * ls, tag), _load(b, bb + i * lb, tag))
-            w = floor if v < floor else v
-            _store(y, yb + i * ly, w, tag)
+            _store(y, yb + i * ly, v, tag)
     elif scale_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
             v = _fma(d * rstd, _load(s, sb + i * ls, tag), c)
-            w = floor if v < floor else v
-            _store(y, yb + i * ly, w, tag)
+            _store(y, yb + i * ly, v, tag)
     elif bias_varies:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
             v = _fma(d * rstd, a, _load(b, bb + i * lb, tag))
-            w = floor if v < floor else v
-            _store(y, yb + i * ly, w, tag)
+            _store(y, yb + i * ly, v, tag)
     elif has_scale:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
             v = _fma(d * rstd, a, c)
-            w = floor if v < floor else v
-            _store(y, yb + i * ly, w, tag)
+            _store(y, yb + i * ly, v, tag)
     else:
         for i in range(n):
             d = (_load(x, xb + i * lx, tag) - mean_hi) - mean_lo
             v = d * rstd + c
-            w = floor if v < floor else v
-            _store(y, yb + i * ly, w, tag)
+            _store(y, yb + i * ly, v, tag)
 
 
 @numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
@@ -271,146 +270,179 @@ def _normalize_block_float64(x: Any, xb: int, lx: int, s: Any, sb: int, ls: int,
         tmp[i] = np.float32(v)
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
-def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any,
-                tag: Any) -> None:
-    """Groups [first, last) of the plan (see the module docstring)."""
-    n_group_table = meta[_M_GROUP_TABLE]
-    k_len, kx, ky, ks, kb = meta[_M_K], meta[_M_KX], meta[_M_KY], meta[_M_KS], meta[_M_KB]
-    n_run_table = meta[_M_RUN_TABLE]
-    run, lx, ly, ls, lb = meta[_M_L], meta[_M_LX], meta[_M_LY], meta[_M_LS], meta[_M_LB]
-    count = meta[_M_N]
-    has_scale, has_bias = meta[_M_HAS_SCALE] != 0, meta[_M_HAS_BIAS] != 0
-    normalize, code = meta[_M_NORMALIZE] != 0, meta[_M_ACTIVATION]
-    epsilon, p1, p2 = fparams[0], np.float32(fparams[1]), np.float32(fparams[2])
-    gx = tab[0:n_group_table]
-    gy = tab[n_group_table:2 * n_group_table]
-    gs = tab[2 * n_group_table:3 * n_group_table]
-    gb = tab[3 * n_group_table:4 * n_group_table]
-    r0 = 4 * n_group_table
-    tx = tab[r0:r0 + n_run_table]
-    ty = tab[r0 + n_run_table:r0 + 2 * n_run_table]
-    ts = tab[r0 + 2 * n_run_table:r0 + 3 * n_run_table]
-    tb = tab[r0 + 3 * n_run_table:r0 + 4 * n_run_table]
-    pieces = (run + _BLOCK - 1) // _BLOCK
-    block = (run + pieces - 1) // pieces  # equal blocks of at most _BLOCK
-    tmp = np.empty(block, np.float32)
-    # The activations compute into a staging block, in the output's type, which is then copied to the output. A
-    # large output with a contiguous run is written from the staging block with non-temporal stores, which skip
-    # reading the output's lines first (see memory_kernels); without an activation it is staged too.
-    stream = meta[_M_STREAM] != 0
-    staged = np.empty(2 * block, y.dtype)
-    staged_address, y_address, item = staged.ctypes.data, y.ctypes.data, y.itemsize
-    # No activation and RELU write the output from the normalizing loop itself; RELU is a floor of 0.
-    direct = code in (_NONE, _IDENTITY, _RELU)
-    floor = _ZERO if code == _RELU else -_INF
-    # Computing keeps a thread's memory idle: the hardware prefetchers follow its loads, and stop at page
-    # boundaries. So while a block's output is computed, the same part of the next group's input is prefetched
-    # (its statistics then find it in cache; a contiguous run only): all at once before the direct loop, and
-    # spread over an activation, whose output is computed _CHUNK elements at a time. After each chunk a share of
-    # the previous block's output is streamed too: it waits in the other half of `staged` (`pending` whole lines
-    # left, from `pending_src` to `pending_dst`).
-    x_address, x_item = x.ctypes.data, x.itemsize
-    prefetching = lx == 1
-    pending, pending_src, pending_dst = 0, 0, 0
-    parity = 0
-    for g in range(first, last):
-        row = g // k_len
-        k = g - row * k_len
-        bx, by = gx[row] + k * kx, gy[row] + k * ky
-        bs, bb = gs[row] + k * ks, gb[row] + k * kb
-        # Blocks merge with Chan et al.'s update, in float64: M2 is a sum of non-negative terms. The mean is the
-        # total over the count (a running mean would turn one infinite block into NaN for the rest).
-        seen = 0
-        total_sum = 0.0
-        m2 = 0.0
-        for t in range(n_run_table):
-            for start in range(0, run, block):
-                n = min(block, run - start)
-                block_sum, block_m2 = _block_statistics(x, bx + tx[t] + start * lx, lx, n, tag)
-                if seen == 0:
-                    m2 = block_m2
-                else:
-                    delta = block_sum / n - total_sum / seen
-                    m2 += block_m2 + delta * delta * (seen * (n / (seen + n)))
-                total_sum += block_sum
-                seen += n
-        mean = total_sum / count
-        rstd = 1.0 / math.sqrt(m2 / count + epsilon) if normalize else 1.0
-        # FLOAT32 holds every deviation when sqrt(M2) (which bounds them) is below 2^125, and rstd below 2^126.
-        in_float32 = m2 < _M2_LIMIT and rstd < _RSTD_LIMIT
-        mean_hi = np.float32(mean)
-        mean_lo = np.float32(mean - np.float64(mean_hi)) if math.isfinite(mean) else _ZERO
-        rstd32 = np.float32(rstd)
-        ahead = prefetching and g + 1 < last
-        next_x = 0
-        if ahead:
-            row_next = (g + 1) // k_len
-            next_x = gx[row_next] + (g + 1 - row_next * k_len) * kx
-        for t in range(n_run_table):
-            for start in range(0, run, block):
-                n = min(block, run - start)
-                xb, sb, bb2 = bx + tx[t] + start * lx, bs + ts[t] + start * ls, bb + tb[t] + start * lb
-                yb = by + ty[t] + start * ly
-                first_byte = x_address + (next_x + tx[t] + start) * x_item
-                ahead_from = first_byte - first_byte % LINE_BYTES
-                ahead_lines = (first_byte + n * x_item - 1) // LINE_BYTES - first_byte // LINE_BYTES + 1 if ahead else 0
-                if in_float32 and direct:
-                    for line in range(ahead_lines):
-                        prefetch(ahead_from + line * LINE_BYTES)
-                    if not stream:
+def _run_groups_keyed(stamp: str) -> Any:
+    """_run_groups with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
+
+    @numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+    def _run_groups(first: int, last: int, x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any,
+                    tag: Any) -> None:
+        """Groups [first, last) of the plan (see the module docstring)."""
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        n_group_table = meta[_M_GROUP_TABLE]
+        k_len, kx, ky, ks, kb = meta[_M_K], meta[_M_KX], meta[_M_KY], meta[_M_KS], meta[_M_KB]
+        n_run_table = meta[_M_RUN_TABLE]
+        run, lx, ly, ls, lb = meta[_M_L], meta[_M_LX], meta[_M_LY], meta[_M_LS], meta[_M_LB]
+        count = meta[_M_N]
+        has_scale, has_bias = meta[_M_HAS_SCALE] != 0, meta[_M_HAS_BIAS] != 0
+        normalize, code = meta[_M_NORMALIZE] != 0, meta[_M_ACTIVATION]
+        epsilon, p1, p2, p3 = fparams[0], np.float32(fparams[1]), np.float32(fparams[2]), np.float32(fparams[3])
+        gx = tab[0:n_group_table]
+        gy = tab[n_group_table:2 * n_group_table]
+        gs = tab[2 * n_group_table:3 * n_group_table]
+        gb = tab[3 * n_group_table:4 * n_group_table]
+        r0 = 4 * n_group_table
+        tx = tab[r0:r0 + n_run_table]
+        ty = tab[r0 + n_run_table:r0 + 2 * n_run_table]
+        ts = tab[r0 + 2 * n_run_table:r0 + 3 * n_run_table]
+        tb = tab[r0 + 3 * n_run_table:r0 + 4 * n_run_table]
+        pieces = (run + _BLOCK - 1) // _BLOCK
+        block = (run + pieces - 1) // pieces  # equal blocks of at most _BLOCK
+        tmp = np.empty(block, np.float32)
+        # The activations compute into a staging block, in the output's type, which is then copied to the output. A
+        # large output with a contiguous run is written from the staging block with non-temporal stores, which skip
+        # reading the output's lines first (see memory_kernels); without an activation it is staged too.
+        stream = meta[_M_STREAM] != 0
+        staged = np.empty(2 * block, y.dtype)
+        staged_address, y_address, item = staged.ctypes.data, y.ctypes.data, y.itemsize
+        # No activation (and IDENTITY) write the output from the normalizing loop itself (a float64 group goes
+        # through the staging block, with IDENTITY).
+        direct = code in (_NONE, _IDENTITY)
+        applied = _IDENTITY if code == _NONE else code
+        # Computing keeps a thread's memory idle: the hardware prefetchers follow its loads, and stop at page
+        # boundaries. So while a block's output is computed, the same part of the next group's input is prefetched
+        # (its statistics then find it in cache; a contiguous run only): all at once before the direct loop, and
+        # spread over an activation, whose output is computed _CHUNK elements at a time. After each chunk a share of
+        # the previous block's output is streamed too: it waits in the other half of `staged` (`pending` whole lines
+        # left, from `pending_src` to `pending_dst`).
+        x_address, x_item = x.ctypes.data, x.itemsize
+        prefetching = lx == 1
+        pending, pending_src, pending_dst = 0, 0, 0
+        parity = 0
+        for g in range(first, last):
+            row = g // k_len
+            k = g - row * k_len
+            bx, by = gx[row] + k * kx, gy[row] + k * ky
+            bs, bb = gs[row] + k * ks, gb[row] + k * kb
+            # Blocks merge with Chan et al.'s update, in float64: M2 is a sum of non-negative terms. The mean is the
+            # total over the count (a running mean would turn one infinite block into NaN for the rest).
+            seen = 0
+            total_sum = 0.0
+            m2 = 0.0
+            for t in range(n_run_table):
+                for start in range(0, run, block):
+                    n = min(block, run - start)
+                    block_sum, block_m2 = _block_statistics(x, bx + tx[t] + start * lx, lx, n, tag)
+                    if seen == 0:
+                        m2 = block_m2
+                    else:
+                        delta = block_sum / n - total_sum / seen
+                        m2 += block_m2 + delta * delta * (seen * (n / (seen + n)))
+                    total_sum += block_sum
+                    seen += n
+            mean = total_sum / count
+            rstd = 1.0 / math.sqrt(m2 / count + epsilon) if normalize else 1.0
+            # FLOAT32 holds every deviation when sqrt(M2) (which bounds them) is below 2^125, and rstd below 2^126.
+            in_float32 = m2 < _M2_LIMIT and rstd < _RSTD_LIMIT
+            mean_hi = np.float32(mean)
+            mean_lo = np.float32(mean - np.float64(mean_hi)) if math.isfinite(mean) else _ZERO
+            rstd32 = np.float32(rstd)
+            ahead = prefetching and g + 1 < last
+            next_x = 0
+            if ahead:
+                row_next = (g + 1) // k_len
+                next_x = gx[row_next] + (g + 1 - row_next * k_len) * kx
+            for t in range(n_run_table):
+                for start in range(0, run, block):
+                    n = min(block, run - start)
+                    xb, sb, bb2 = bx + tx[t] + start * lx, bs + ts[t] + start * ls, bb + tb[t] + start * lb
+                    yb = by + ty[t] + start * ly
+                    first_byte = x_address + (next_x + tx[t] + start) * x_item
+                    ahead_from = first_byte - first_byte % LINE_BYTES
+                    ahead_lines = ((first_byte + n * x_item - 1) // LINE_BYTES - first_byte // LINE_BYTES + 1
+                                   if ahead else 0)
+                    if in_float32 and direct:
+                        for line in range(ahead_lines):
+                            prefetch(ahead_from + line * LINE_BYTES)
+                        if not stream:
+                            _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
+                                             has_bias, y, yb, ly, tag)
+                            continue
+                        # Lines a float64 group left in the staging block go out before it is reused.
+                        pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, pending)
                         _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
-                                         has_bias, floor, y, yb, ly, tag)
+                                         has_bias, staged, 0, 1, tag)
+                        stream_copy(y_address + yb * item, staged_address, n * item)
                         continue
-                    # Lines a float64 group left in the staging block go out before it is reused.
-                    pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, pending)
-                    _normalize_store(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
-                                     has_bias, floor, staged, 0, 1, tag)
-                    stream_copy(y_address + yb * item, staged_address, n * item)
-                    continue
-                if in_float32:
-                    _normalize_block(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
-                                     has_bias, tmp, tag)
-                else:
-                    _normalize_block_float64(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean, rstd, has_scale,
-                                             has_bias, tmp, tag)
-                shift = parity * block
-                fetched = 0
-                chunks = (n + _CHUNK - 1) // _CHUNK
-                per_chunk = (pending + chunks - 1) // chunks  # the other half is out when this one is full
-                for c in range(chunks):
-                    _activate_store(code, p1, p2, tmp, c * _CHUNK, min((c + 1) * _CHUNK, n), staged, shift, tag)
-                    share = (c + 1) * ahead_lines // chunks
-                    while fetched < share:
-                        prefetch(ahead_from + fetched * LINE_BYTES)
-                        fetched += 1
-                    pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, per_chunk)
-                if stream:
-                    # This block's lines are streamed while the next block is computed (or at the end).
-                    pending, pending_src, pending_dst = begin_stream(y_address + yb * item,
-                                                                     staged_address + shift * item, n * item)
-                    parity = 1 - parity
-                elif ly == 1:
-                    copy_bytes(y_address + yb * item, staged_address + shift * item, n * item)
-                else:
-                    for i in range(n):
-                        y[yb + i * ly] = staged[shift + i]
-    stream_lines(pending_dst, pending_src, pending)
-    if stream:
-        fence()  # this thread's non-temporal stores are visible before the kernel returns
+                    if in_float32:
+                        _normalize_block(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean_hi, mean_lo, rstd32, has_scale,
+                                         has_bias, tmp, tag)
+                    else:
+                        _normalize_block_float64(x, xb, lx, s, sb, ls, b, bb2, lb, n, mean, rstd, has_scale,
+                                                 has_bias, tmp, tag)
+                    shift = parity * block
+                    fetched = 0
+                    chunks = (n + _CHUNK - 1) // _CHUNK
+                    per_chunk = (pending + chunks - 1) // chunks  # the other half is out when this one is full
+                    for c in range(chunks):
+                        _activate_store(applied, p1, p2, p3, tmp, c * _CHUNK, min((c + 1) * _CHUNK, n), staged, shift,
+                                        tag)
+                        share = (c + 1) * ahead_lines // chunks
+                        while fetched < share:
+                            prefetch(ahead_from + fetched * LINE_BYTES)
+                            fetched += 1
+                        pending, pending_src, pending_dst = drain_stream(pending, pending_src, pending_dst, per_chunk)
+                    if stream:
+                        # This block's lines are streamed while the next block is computed (or at the end).
+                        pending, pending_src, pending_dst = begin_stream(y_address + yb * item,
+                                                                         staged_address + shift * item, n * item)
+                        parity = 1 - parity
+                    elif ly == 1:
+                        copy_bytes(y_address + yb * item, staged_address + shift * item, n * item)
+                    else:
+                        for i in range(n):
+                            y[yb + i * ly] = staged[shift + i]
+        stream_lines(pending_dst, pending_src, pending)
+        if stream:
+            fence()  # this thread's non-temporal stores are visible before the kernel returns
+
+    return _run_groups
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
-def _serial_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
-    _run_groups(0, meta[_M_GROUP_TABLE] * meta[_M_K], x, s, b, y, meta, tab, fparams, tag)
+_run_groups = _run_groups_keyed(_STAMP)
 
 
-@numba.njit(fastmath=_FASTMATH, cache=True, parallel=True, error_model="numpy")
-def _parallel_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
-    groups = meta[_M_GROUP_TABLE] * meta[_M_K]
-    chunks = meta[_M_CHUNKS]
-    for chunk in numba.prange(chunks):
-        _run_groups(chunk * groups // chunks, (chunk + 1) * groups // chunks, x, s, b, y, meta, tab, fparams, tag)
+def _serial_kernel_keyed(stamp: str) -> Any:
+    """_serial_kernel with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
+
+    @numba.njit(fastmath=_FASTMATH, cache=True, error_model="numpy")
+    def _serial_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        _run_groups(0, meta[_M_GROUP_TABLE] * meta[_M_K], x, s, b, y, meta, tab, fparams, tag)
+
+    return _serial_kernel
+
+
+_serial_kernel = _serial_kernel_keyed(_STAMP)
+
+
+def _parallel_kernel_keyed(stamp: str) -> Any:
+    """_parallel_kernel with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
+
+    @numba.njit(fastmath=_FASTMATH, cache=True, parallel=True, error_model="numpy")
+    def _parallel_kernel(x: Any, s: Any, b: Any, y: Any, meta: Any, tab: Any, fparams: Any, tag: Any) -> None:
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        groups = meta[_M_GROUP_TABLE] * meta[_M_K]
+        chunks = meta[_M_CHUNKS]
+        for chunk in numba.prange(chunks):
+            _run_groups(chunk * groups // chunks, (chunk + 1) * groups // chunks, x, s, b, y, meta, tab, fparams, tag)
+
+    return _parallel_kernel
+
+
+_parallel_kernel = _parallel_kernel_keyed(_STAMP)
 
 
 # -- planning -----------------------------------------------------------------------------------------------------
@@ -483,12 +515,11 @@ class MvnPlan:
         chunks = min(groups, 4 * numba.get_num_threads()) if parallel else 1
 
         activation = desc.fused_activation
-        code, p1, p2 = _NONE, 0.0, 0.0
+        code, values = _NONE, [0.0, 0.0, 0.0]
         if activation is not None:
-            values = [*cast(ActivationOperatorDesc, activation).parameters().values(), 0.0, 0.0]
+            # The formula's values (FLOAT fields rounded to float32, as DML receives them), in its argument order.
+            values = [*activation_values(cast(ActivationOperatorDesc, activation)).values(), 0.0, 0.0, 0.0][:3]
             code = int(activation.OPERATOR_TYPE)
-            # Parameters are FLOAT fields: the kernel uses them rounded to float32, as DML receives them.
-            p1, p2 = float(np.float32(values[0])), float(np.float32(values[1]))
         meta = np.zeros(_META_LEN, np.int64)
         meta[_M_GROUP_TABLE] = group_tables[0].size
         meta[_M_K], meta[_M_KX], meta[_M_KY], meta[_M_KS], meta[_M_KB] = loop
@@ -504,7 +535,7 @@ class MvnPlan:
                            desc.output_tensor.total_tensor_size_in_bytes >= memory_kernels.STREAMING_THRESHOLD_BYTES)
         self._meta = meta
         self._tab = np.concatenate([*group_tables, *run_tables])
-        self._fparams = np.array([float(np.float32(desc.epsilon)), p1, p2], np.float64)
+        self._fparams = np.array([float(np.float32(desc.epsilon)), *values], np.float64)
         self._view = np.dtype(np.uint16) if half else np.dtype(np.float32)
         self._tag = F16_TAG if half else NATIVE_TAG
         self._dummy = np.zeros(1, self._view)   # bound for an absent Scale or Bias, never read

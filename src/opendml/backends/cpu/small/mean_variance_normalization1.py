@@ -1,7 +1,8 @@
 """MEAN_VARIANCE_NORMALIZATION1 on small tensors: the statistics in NumPy, in FLOAT64 and two passes (the mean, then
 the mean of the squared deviations, DECISIONS 17), (x - mean) / sqrt(variance + Epsilon) x Scale + Bias (absent:
-1 and 0; size-1 dimensions broadcast), rounded to FLOAT32, then the fused activation by the formulas numba
-compiles for large tensors (small/activations.py), and the result rounded once to the output's type."""
+1 and 0; size-1 dimensions broadcast), rounded to FLOAT32, then the fused activation's formula (ops/activations.py's
+ACTIVATION_FORMULAS, rendered by NumPy: formula.evaluate, as small/element_wise.py renders the standalone ones), and
+the result rounded once to the output's type."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from typing import cast
 
 import numpy as np
 
-from ....ops.activations import ActivationOperatorDesc
+from ....formula import evaluate, parse
+from ....ops.activations import ActivationOperatorDesc, activation_tree, activation_values
 from ....ops.base import OperatorDesc
 from ....ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
-from ....types import ExecutionFlags
+from ....types import DataType, ExecutionFlags
 from ... import Kernel
 from . import FlatArray, viewer
-from .activations import activate
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
@@ -30,6 +31,9 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     bias_view = None if mvn.bias_tensor is None else viewer(mvn.bias_tensor)
     count = math.prod(mvn.input_tensor.sizes[axis] for axis in axes)
     dtype = mvn.output_tensor.data_type.numpy_dtype
+    f32 = DataType.FLOAT32
+    tree = None if activation is None else activation_tree(activation, parse("x", {"x": f32}, f32), f32)
+    values = {} if activation is None else activation_values(activation)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         x = input_view(cast(FlatArray, inputs[0])).astype(np.float64)
@@ -43,8 +47,8 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
             if bias_view is not None:
                 deviation += bias_view(cast(FlatArray, inputs[2]))
             result = deviation.astype(np.float32)
-            if activation is not None:
-                result = activate(activation, result)
+            if tree is not None:
+                result = evaluate(tree, {**values, "x": result}, f32)
             output_view(outputs[0])[...] = result.astype(dtype)
 
     return kernel
