@@ -191,8 +191,7 @@ def expm1_f32(v: Any) -> Any:
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
 def log1p_unit_f32(u: Any) -> Any:
     """log(1 + u) for 0 <= u <= 1: w = 1 + u = 2^e m, log m = 2 atanh((m - 1) / (m + 1)) (series to s^11), and
-    the factor u / (w - 1) that restores what rounding 1 + u lost. (exp_f32, expm1_f32 and this one are also run
-    by the activations' small-tensor path in Python and NumPy, small/interpreted.py: plain operators only.)"""
+    the factor u / (w - 1) that restores what rounding 1 + u lost."""
     w = _ONE + u
     big = w > _SQRT2
     m = w * _HALF if big else w
