@@ -16,7 +16,8 @@ their meaning differs between integers and floats, so formulas name the primitiv
 
 `evaluate` is the NumPy rendering (the small-tensor path, Dask, and the reference for the other renderers): integers
 compute in int64 (uint64 for UINT64), floats in the compute float, with transcendental primitives computed in float64
-and rounded once (so they are within an ulp); the caller stores the result with `store`.
+and rounded once (so they are within an ulp); the caller stores the result in the output's type (NumPy's
+assignment: floats rounded once, integers wrapped, booleans 1 or 0).
 """
 
 from __future__ import annotations
@@ -242,16 +243,11 @@ def numpy_dtype(node: Node) -> np.dtype[Any]:
 
 def load(array: np.ndarray[Any, Any], node_kind: str, data_type: DataType, float_type: DataType
          ) -> np.ndarray[Any, Any]:
-    """A tensor's values in the dtype `evaluate` computes them in (FLOAT16 widened exactly)."""
+    """A tensor's values in the dtype `evaluate` computes them in (FLOAT16 widened exactly; the array itself where it
+    has that dtype already)."""
     if node_kind == F:
-        return array.astype(np.float64 if float_type == DataType.FLOAT64 else np.float32)
-    return array.astype(np.uint64 if data_type == DataType.UINT64 else np.int64)
-
-
-def store(value: np.ndarray[Any, Any], output: DataType) -> np.ndarray[Any, Any]:
-    """The formula's result in the output's type: floats rounded once, integers wrapped, booleans 1 or 0."""
-    with np.errstate(all="ignore"):
-        return np.asarray(value).astype(output.numpy_dtype)
+        return array.astype(np.float64 if float_type == DataType.FLOAT64 else np.float32, copy=False)
+    return array.astype(np.uint64 if data_type == DataType.UINT64 else np.int64, copy=False)
 
 
 _CANONICAL_NAN32 = np.array(0x7FC00000, dtype=np.uint32).view(np.float32)
@@ -401,50 +397,65 @@ _FLOAT_FUNCTIONS: dict[str, Callable[..., Any]] = {
 def evaluate(tree: Node, env: Mapping[str, Any], output: DataType) -> Any:
     """The formula over NumPy arrays (or scalars) in `env` (each already in `numpy_dtype`: see `load`); the
     result broadcasts the arrays' shapes. `output` is the output's type (saturate's range)."""
+    function = numpy_function(tree, output)
     with np.errstate(all="ignore"):
-        return _evaluate(tree, env, output)
+        return function(env)
 
 
-def _evaluate(node: Node, env: Mapping[str, Any], output: DataType) -> Any:
-    op = node.op
+def numpy_function(tree: Node, output: DataType) -> Callable[[Mapping[str, Any]], Any]:
+    """The NumPy rendering of `tree` as a function of `env` (call it under np.errstate(all="ignore")): the tree is
+    walked once, here, into nested closures, so that a small tensor's dispatch pays for NumPy's calls only."""
+    dtype = numpy_dtype(tree)
+    op = tree.op
     if op == "name":
-        value = env[node.name]
-        return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=numpy_dtype(node))
-    if op == "const":
-        return np.asarray(node.value, dtype=numpy_dtype(node))
-    if op == "canonical_nan":
-        return np.asarray(_nan_of(numpy_dtype(node)))
-    args = [_evaluate(arg, env, output) for arg in node.args]
+        name = tree.name
+
+        def variable(env: Mapping[str, Any]) -> Any:
+            value = env[name]
+            return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype)
+        return variable
+    if op in ("const", "canonical_nan"):
+        constant = np.asarray(_nan_of(dtype) if op == "canonical_nan" else tree.value, dtype=dtype)
+        return lambda env: constant
+    arguments = [numpy_function(arg, output) for arg in tree.args]
     if op == "saturate":
-        return _saturate(args[0], output)
+        return lambda env: _saturate(arguments[0](env), output)
     if op in ("to_float", "widen"):
-        return args[0].astype(numpy_dtype(node))
-    return _apply(node, op, args)
+        return lambda env: arguments[0](env).astype(dtype)
+    operation = _operation(tree, op)
+    if len(arguments) == 1:
+        (first,) = arguments
+        return lambda env: np.asarray(operation(first(env))).astype(dtype, copy=False)
+    if len(arguments) == 2:
+        left, right = arguments
+        return lambda env: np.asarray(operation(left(env), right(env))).astype(dtype, copy=False)
+    return lambda env: np.asarray(operation(*(argument(env) for argument in arguments))).astype(dtype, copy=False)
 
 
-def _apply(node: Node, op: str, args: list[Any]) -> Any:
-    integer = node.args and node.args[-1].kind == I
-    simple: dict[str, Callable[..., Any]] = {
-        "+": np.add, "-": np.subtract, "*": np.multiply, "neg": np.negative, "==": np.equal, "!=": np.not_equal,
-        "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "and": np.logical_and,
-        "or": np.logical_or, "not": np.logical_not, "select": np.where, "abs": np.abs,
-        "minimum": _extreme(np.minimum), "maximum": _extreme(np.maximum), "sign": _sign,
-        "bit_and": np.bitwise_and, "bit_or": np.bitwise_or, "bit_xor": np.bitwise_xor, "bit_not": np.invert,
-    }
-    if op in simple:
-        result = simple[op](*args)
-    elif op == "div":
-        result = _int_div(*args) if integer else np.divide(*args)
-    elif op == "mod_trunc":
-        result = _int_mod_trunc(*args) if integer else np.fmod(*args)
-    elif op == "mod_floor":
-        result = _int_mod_floor(*args) if integer else _float_mod_floor(*args)
-    elif op == "ipow":
-        result = _ipow(*args)
-    elif op == "popcount":
-        result = _popcount(args[0], node.args[0])
-    elif op in ("shl", "shr"):
-        result = _shift(args[0], args[1], node.args[0], op == "shl")
-    else:
-        result = _FLOAT_FUNCTIONS[op](*args)
-    return np.asarray(result).astype(numpy_dtype(node), copy=False)
+_SIMPLE: dict[str, Callable[..., Any]] = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "neg": np.negative, "==": np.equal, "!=": np.not_equal,
+    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "and": np.logical_and,
+    "or": np.logical_or, "not": np.logical_not, "select": np.where, "abs": np.abs,
+    "minimum": _extreme(np.minimum), "maximum": _extreme(np.maximum), "sign": _sign,
+    "bit_and": np.bitwise_and, "bit_or": np.bitwise_or, "bit_xor": np.bitwise_xor, "bit_not": np.invert,
+}
+
+
+def _operation(node: Node, op: str) -> Callable[..., Any]:
+    """The NumPy function of one node's operation (integer or float semantics by its arguments' kind)."""
+    integer = bool(node.args) and node.args[-1].kind == I
+    if op in _SIMPLE:
+        return _SIMPLE[op]
+    if op == "div":
+        return _int_div if integer else np.divide
+    if op == "mod_trunc":
+        return _int_mod_trunc if integer else np.fmod
+    if op == "mod_floor":
+        return _int_mod_floor if integer else _float_mod_floor
+    if op == "ipow":
+        return _ipow
+    if op == "popcount":
+        return lambda value: _popcount(value, node.args[0])
+    if op in ("shl", "shr"):
+        return lambda value, count: _shift(value, count, node.args[0], op == "shl")
+    return _FLOAT_FUNCTIONS[op]

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ....formula import F, I, compute_float, evaluate, load, store
+from ....formula import F, I, compute_float, load, numpy_function
 from ....ops.base import OperatorDesc
 from ....ops.elementwise import ElementWiseOperatorDesc
 from ....types import ExecutionFlags
@@ -23,15 +23,16 @@ from . import FlatArray, viewer
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
     operator = cast(ElementWiseOperatorDesc, desc)
-    tree = operator.formula_tree()
-    parameters: dict[str, Any] = operator.formula_parameters()
     tensors = operator.present_tensors()
     view_types = {name: operator.view_type(name) for name in tensors}
+    output_type = view_types["OutputTensor"]
+    formula = numpy_function(operator.formula_tree(), output_type)
+    parameters: dict[str, Any] = operator.formula_parameters()
     float_type = compute_float(view_types)
     views = {name: viewer(tensor) for name, tensor in tensors.items()}
     scale_bias, scaled = operator.scale_bias_value(), operator.scaled_inputs()
     inputs_of = [(name, variable) for name, variable in operator.INFO.inputs]
-    output_type, shape = view_types["OutputTensor"], tensors["OutputTensor"].sizes
+    output_dtype = output_type.numpy_dtype
 
     def read(name: str, flat: FlatArray) -> Any:
         data_type = view_types[name]
@@ -39,16 +40,17 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
                      float_type)
         if name in scaled and scale_bias is not None:
             dtype = value.dtype.type
-            with np.errstate(all="ignore"):
-                value = value * dtype(scale_bias.scale) + dtype(scale_bias.bias)
+            value = value * dtype(scale_bias.scale) + dtype(scale_bias.bias)
         return value
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         env = dict(parameters)
-        for (name, variable), flat in zip(inputs_of, inputs, strict=True):
-            if flat is not None:
-                env[variable] = read(name, flat)
-        result = np.broadcast_to(store(evaluate(tree, env, output_type), output_type), shape)
-        views["OutputTensor"](outputs[0].view(output_type.numpy_dtype))[...] = result
+        with np.errstate(all="ignore"):   # IEEE results (overflow to infinity, NaN) and wrapping integers
+            for (name, variable), flat in zip(inputs_of, inputs, strict=True):
+                if flat is not None:
+                    env[variable] = read(name, flat)
+            result = formula(env)
+            target = views["OutputTensor"](outputs[0].view(output_dtype))
+            target[...] = result   # broadcast, rounded (floats), wrapped (integers) or 1/0 (booleans) on the way
 
     return kernel
