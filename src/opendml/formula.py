@@ -314,10 +314,14 @@ def _round_away(x: Any) -> Any:
 
 
 def _wide(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A float function computed in float64 and rounded once to the argument's dtype."""
+    """A float function computed in float64 and rounded once to the argument's dtype. A function of one argument
+    gives a NaN argument back as it is (sign and payload), as the numba and WGSL renderings do."""
     def wide(*args: Any) -> Any:
         dtype = args[0].dtype
-        return function(*(np.asarray(arg, dtype=np.float64) for arg in args)).astype(dtype)
+        result = function(*(np.asarray(arg, dtype=np.float64) for arg in args)).astype(dtype)
+        if len(args) == 1:
+            result = np.where(np.isnan(args[0]), args[0], result)
+        return result
     return wide
 
 

@@ -56,9 +56,9 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
 @numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy")
 def _sigmoid(z: Any) -> Any:
     """1 / (1 + e^-z) for z >= 0, e^z / (1 + e^z) for z < 0, with e = e^-|z| from _exp: subnormal results (z below
-    -87.3) come out right, and NaN stays NaN."""
+    -87.3) come out right, and a NaN argument is given back as it is."""
     e = _exp(-abs(z))
-    return (e if z < _ZERO else _ONE) / (_ONE + e)
+    return _nan_kept(z, (e if z < _ZERO else _ONE) / (_ONE + e))
 
 
 @numba.njit(inline="always", fastmath=_ELEMENTWISE_FASTMATH, error_model="numpy")
