@@ -49,3 +49,19 @@ def test_every_operator_renders_without_python_float_literals() -> None:
         for line in source.splitlines():
             if line.startswith("_K"):
                 assert re.fullmatch(r"_K\d+ = np\.(float32|float64|int64|uint64|u?int(8|16|32))\(.+\)", line), line
+
+
+def test_an_integer_clip_computes_in_its_own_type() -> None:
+    """CLIP1 on INT8 (a minimum and maximum of INT8 values: exact in INT8) loads, bounds and compares in int8, so the
+    loop works on vectors of 8-bit lanes; a wrapping ADD of INT8 still computes in int64."""
+    def tensor(data_type: dml.DataType) -> dml.TensorDesc:
+        return dml.TensorDesc(data_type, [4])
+
+    clip1 = dml.ElementWiseClip1OperatorDesc(input_tensor=tensor(DT.INT8), output_tensor=tensor(DT.INT8),
+                                             scale_bias=None, min_max_data_type=DT.INT8, min=-5, max=5)
+    loop = element_wise.render(clip1)[0].split("def compute(")[1].split("def run_blocks(")[0]
+    assert "v_x = np.int8(a0[i])" in loop and "np.int8(p_Min)" in loop and "int64" not in loop
+    add = dml.ElementWiseAddOperatorDesc(a_tensor=tensor(DT.INT8), b_tensor=tensor(DT.INT8),
+                                         output_tensor=tensor(DT.INT8))
+    loop = element_wise.render(add)[0].split("def compute(")[1].split("def run_blocks(")[0]
+    assert "v_a = np.int64(a0[i])" in loop

@@ -141,8 +141,8 @@ _DIRECT = {"div", "mod_trunc", "mod_floor", "minimum", "maximum", "abs", "sign",
 class _Renderer:
     """A formula tree as a numba expression; constants become typed module globals."""
 
-    def __init__(self, variables: dict[str, str], output: DataType) -> None:
-        self.variables, self.output = variables, output
+    def __init__(self, variables: dict[str, str], output: DataType, narrow: str | None = None) -> None:
+        self.variables, self.output, self.narrow = variables, output, narrow
         self.constants: list[str] = []
         self.parameters: dict[str, str] = {}   # formula name -> its argument's NumPy type
 
@@ -158,10 +158,10 @@ class _Renderer:
             if node.name in self.variables:
                 return f"v_{node.name}"
             self.parameters[node.name] = _compute_name(node)
-            return f"p_{node.name}"
+            return f"{self.narrow}(p_{node.name})" if self.narrow else f"p_{node.name}"
         if op == "const":
             value = float(node.value) if node.kind == F else int(node.value)
-            return self.constant(_compute_name(node), value)
+            return self.constant(self.narrow or _compute_name(node), value)
         if op in _OPERATORS:
             return f"({args[0]} {_OPERATORS[op]} {args[1]})"
         if op == "not":
@@ -191,6 +191,26 @@ class _Renderer:
                     f"({args[1]} < {self.constant(count_type, source.data_type.bits)}))"
             return f"m.m_select({valid}, m.m_{op}({args[0]}, {args[1]}), {self.constant(_compute_name(node), 0)})"
         raise NotImplementedError(f"the cpu element-wise renderer has no rendering of {op!r}")
+
+
+#: Integer primitives whose result is one of their arguments: a tree of only these over values of one type is exact
+#: in that type.
+_CLOSED = {"name", "const", "minimum", "maximum"}
+
+
+def _narrow_type(tree: Node, output: DataType) -> str | None:
+    """The NumPy type to compute an integer formula in where it is exact there: every node a name, a literal of the
+    output's range, or a minimum/maximum, all of the output's 8-, 16- or 32-bit type (CLIP1). The loop then works
+    on vectors of the tensor's own width, not int64's."""
+    if np.dtype(output.numpy_dtype).kind not in "iu" or output.bits > 32:
+        return None
+    info = np.iinfo(output.numpy_dtype)
+    for node in tree.walk():
+        if node.kind != I or node.op not in _CLOSED or node.data_type != output:
+            return None
+        if node.op == "const" and not info.min <= int(node.value) <= info.max:
+            return None
+    return _numpy_name(output)
 
 
 def _load(view: DataType, node_kind: str, float_type: DataType) -> str:
@@ -313,7 +333,8 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
     output = view_types["OutputTensor"]
     fields = [name for name, _ in desc.INFO.inputs if name in tensors]
     variables = {variable: name for name, variable in desc.INFO.inputs if name in tensors}
-    renderer = _Renderer(variables, output)
+    narrow = _narrow_type(tree, output)
+    renderer = _Renderer(variables, output, narrow)
     expression = renderer.render(tree)
     scaled, scale_bias = desc.scaled_inputs(), desc.scale_bias_value()
     kinds = {node.name: node.kind for node in tree.walk() if node.op == "name"}
@@ -322,7 +343,8 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
         if variable not in kinds:
             continue
         j = fields.index(name)
-        value = _load(view_types[name], kinds[variable], float_type).format(f"a{j}[i]")
+        load = f"{narrow}({{}})" if narrow else _load(view_types[name], kinds[variable], float_type)
+        value = load.format(f"a{j}[i]")
         if name in scaled and scale_bias is not None:  # its values are run-time arguments, as parameters are
             wide = "np.float64" if float_type == DataType.FLOAT64 else "np.float32"
             renderer.parameters.update({_SCALE: wide, _BIAS: wide})
