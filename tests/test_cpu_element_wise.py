@@ -65,3 +65,24 @@ def test_an_integer_clip_computes_in_its_own_type() -> None:
                                          output_tensor=tensor(DT.INT8))
     loop = element_wise.render(add)[0].split("def compute(")[1].split("def run_blocks(")[0]
     assert "v_a = np.int64(a0[i])" in loop
+
+
+def test_a_streamed_output_is_exact_in_place_and_broadcast() -> None:
+    """An output of at least memory_kernels.STREAMING_THRESHOLD_BYTES is computed block by block into a staging
+    block and streamed (non-temporal stores): an ADD of a row broadcast by zero strides into its own A (in place,
+    [1024, 1025] FLOAT32: runs not a multiple of a cache line) equals NumPy's float32 sum element for element."""
+    import numpy as np
+
+    from opendml.backends.cpu.memory_kernels import STREAMING_THRESHOLD_BYTES
+
+    sizes = [1024, 1025]
+    assert sizes[0] * sizes[1] * 4 >= STREAMING_THRESHOLD_BYTES
+    desc = dml.ElementWiseAddOperatorDesc(a_tensor=dml.TensorDesc(DT.FLOAT32, sizes),
+                                          b_tensor=dml.TensorDesc(DT.FLOAT32, sizes, strides=[0, 1]),
+                                          output_tensor=dml.TensorDesc(DT.FLOAT32, sizes))
+    kernel = element_wise.compile_kernel(desc, dml.ExecutionFlags(0), False)
+    a = np.arange(sizes[0] * sizes[1], dtype=np.float32) * np.float32(0.25)
+    row = np.linspace(-3.0, 3.0, sizes[1], dtype=np.float32)
+    expected = (a.reshape(sizes) + row).ravel()
+    kernel([a, row], [a])
+    assert np.array_equal(a, expected)

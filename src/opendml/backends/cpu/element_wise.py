@@ -46,7 +46,7 @@ from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
 from .background import marker_directory
 from .float16 import float_to_half, half_to_float, is_f16
-from .memory_kernels import PARALLEL_LAUNCH
+from .memory_kernels import HAVE_STREAMING_STORES, PARALLEL_LAUNCH, STREAMING_THRESHOLD_BYTES
 
 #: Most elements per block of the run: the gathered inputs and the staged output of a block stay in L1.
 _BLOCK = 2048
@@ -239,7 +239,7 @@ import numpy as np
 from opendml.backends.cpu import math as m
 from opendml.backends.cpu.element_wise import writable
 from opendml.backends.cpu.float16 import float_to_half, half_to_float
-from opendml.backends.cpu.memory_kernels import prefer_wide_vectors
+from opendml.backends.cpu.memory_kernels import fence, prefer_wide_vectors, stream_copy
 
 {constants}
 
@@ -259,6 +259,8 @@ def run_blocks({run_parameters}):
     groups = (k_len + rows - 1) // rows
     block = (run + pieces - 1) // pieces
     staged = np.empty(block, out.dtype)
+    stream = meta[meta.size - 1] != 0
+    out_address, staged_address, item = out.ctypes.data, staged.ctypes.data, out.itemsize
 {allocate}
     for unit in range(first, last):
         r = unit // pieces
@@ -271,11 +273,15 @@ def run_blocks({run_parameters}):
         for row in range(count):
 {select}
             base = tab[t] + (k0 + row) * meta[4] + start * meta[5]
-            o = out[base:base + n] if meta[5] == 1 else staged[:n]
+            o = out[base:base + n] if meta[5] == 1 and not stream else staged[:n]
             compute({compute_arguments})
-            if meta[5] != 1:
+            if stream:
+                stream_copy(out_address + base * item, staged_address, n * item)
+            elif meta[5] != 1:
                 for q in range(n):
                     out[base + q * meta[5]] = staged[q]
+    if stream:
+        fence()  # this thread's non-temporal stores are visible before it returns
 
 
 @numba.njit(cache=True, parallel=True, error_model="numpy")
@@ -304,7 +310,8 @@ _SELECT = """            if meta[{lx}] == 1:
                 a{j} = g{j}[row * block:row * block + n]"""
 
 #: meta's layout: table size, loop length, run length, pieces, the output's loop and run strides, chunks, rows per
-#: tile, then each input's loop and run strides.
+#: tile, then each input's loop and run strides, and last whether the output streams (non-temporal stores of each
+#: block computed into the staging block: a large output's lines are then not read before they are written).
 _META_FIXED = 8
 #: Rows of the loop dimension per tile where an input's run is strided (a transposed input reads 16 consecutive
 #: elements of each line it touches); the tile's run is then _BLOCK / _ROWS elements.
@@ -489,8 +496,11 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     units = tables[0].size * -(-loop[0] // rows) * pieces
     parallel = units > 1 and target.element_count >= _PARALLEL_MIN_ELEMENTS
     chunks = min(units, _CHUNKS_PER_THREAD * numba.get_num_threads()) if parallel else 1
+    stream = HAVE_STREAMING_STORES and run[1][0] == 1 and \
+        target.element_count * target.data_type.bits // 8 >= STREAMING_THRESHOLD_BYTES
     meta = np.array([tables[0].size, loop[0], run[0], pieces, loop[1][0], run[1][0], chunks, rows] +
-                    [value for j in range(1, len(order)) for value in (loop[1][j], run[1][j])], np.int64)
+                    [value for j in range(1, len(order)) for value in (loop[1][j], run[1][j])] +
+                    [int(stream)], np.int64)
     tab = np.concatenate(tables)
     values: dict[str, Any] = dict(operator.formula_parameters())
     tree_types = {node.name: _scalar_type(node) for node in operator.formula_tree().walk() if node.op == "name"}
