@@ -32,7 +32,7 @@ from opendml.backends.gpu.context import Recorder, group_counts
 
 GPU = Path(dml.__file__).parent / "backends" / "gpu"
 MATH = (GPU / "math.wgsl").read_text()
-INT64 = (GPU / "int64.wgsl").read_text()
+INT64 = MATH + (GPU / "int64.wgsl").read_text()   # int64.wgsl uses math.wgsl's m_mul_wide
 MASK64 = (1 << 64) - 1
 
 

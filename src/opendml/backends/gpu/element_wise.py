@@ -79,7 +79,7 @@ def _activation_library() -> str:
 
 def _libraries(uses: set[str]) -> str:
     """The WGSL libraries a rendered formula uses, in dependency order."""
-    return "".join([_source("math.wgsl") if uses & {"math", "activations"} else "",
+    return "".join([_source("math.wgsl") if uses & {"math", "activations", "int64"} else "",   # int64 uses it
                     _source("int64.wgsl") if "int64" in uses else "",
                     _activation_library() if "activations" in uses else ""])
 

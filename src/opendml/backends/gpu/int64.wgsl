@@ -3,22 +3,10 @@
 // WGSL leaves to the driver. Every result is exact, as the formula language's I kind states: + - * wrap, division
 // truncates toward zero, division and modulus by zero give 0, MIN / -1 gives MIN, shifts by a count at or beyond the
 // width (or negative) give 0. The u64_ functions read both operands as unsigned, the i64_ ones as two's complement;
-// where the two agree (add, sub, mul, neg, eq, bit operations) only the i64_ name exists. No placeholders.
+// where the two agree (add, sub, mul, neg, eq, bit operations) only the i64_ name exists. It uses math.wgsl's
+// m_mul_wide (the 64-bit product of two u32 values): math.wgsl comes first in every shader that includes it.
 
 // -- arithmetic ---------------------------------------------------------------------------------------------------
-
-// The 64-bit product of two u32 values: (low word, high word).
-fn u32_mul_wide(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
 
 fn i64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let low = a.x + b.x;
@@ -30,7 +18,7 @@ fn i64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 fn i64_neg(a: vec2<u32>) -> vec2<u32> { return i64_sub(vec2<u32>(0u, 0u), a); }
 // The low 64 bits of the product (signed and unsigned alike).
 fn i64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let low = u32_mul_wide(a.x, b.x);
+    let low = m_mul_wide(a.x, b.x);
     return vec2<u32>(low.x, low.y + a.x * b.y + a.y * b.x);
 }
 
