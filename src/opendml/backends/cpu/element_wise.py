@@ -504,7 +504,8 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     units = tables[0].size * -(-loop[0] // rows) * pieces
     parallel = units > 1 and target.element_count >= _PARALLEL_MIN_ELEMENTS
     chunks = min(units, _CHUNKS_PER_THREAD * numba.get_num_threads()) if parallel else 1
-    memory_bound = not any(node.op in _ARITHMETIC_BOUND for node in operator.formula_tree().walk())
+    nodes = operator.formula_tree().walk()
+    memory_bound = not any(node.op in _ARITHMETIC_BOUND for node in nodes)
     stream = HAVE_STREAMING_STORES and memory_bound and run[1][0] == 1 and \
         target.element_count * target.data_type.bits // 8 >= STREAMING_THRESHOLD_BYTES
     meta = np.array([tables[0].size, loop[0], run[0], pieces, loop[1][0], run[1][0], chunks, rows] +
@@ -512,7 +513,7 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
                     [int(stream)], np.int64)
     tab = np.concatenate(tables)
     values: dict[str, Any] = dict(operator.formula_parameters())
-    tree_types = {node.name: _scalar_type(node) for node in operator.formula_tree().walk() if node.op == "name"}
+    tree_types = {node.name: _scalar_type(node) for node in nodes if node.op == "name"}
     scale_bias = operator.scale_bias_value()
     if scale_bias is not None:
         float_type = np.float64 if compute_float({name: operator.view_type(name) for name in tensors}) == \
