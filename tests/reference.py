@@ -1037,3 +1037,182 @@ def _store(results: list[object], output: np.dtype, compute: type) -> np.ndarray
             return wide.astype(compute).astype(output)
     return np.array([wrap_int(int(value), output) for value in results],  # type: ignore[call-overload]
                     dtype=object).astype(output)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# GEMM and CONVOLUTION
+# ---------------------------------------------------------------------------------------------------------------------
+# Float64 references written from the pages' definitions (never from a kernel): GEMM as an einsum over the logical
+# matrices, CONVOLUTION as a direct loop over the filter's taps, gathering (FORWARD) or scattering (BACKWARD, the
+# transposed convolution) one tap at a time. Each returns (value, magnitude): the exact result before any fused
+# activation, and the same sum taken over absolute values, which the error bound scales with.
+#
+# Conventions (issue 27, notes/GEMMCONV.md):
+# - GEMM: Alpha * op(A) @ op(B) + Beta * C, the batch dimensions broadcast NumPy-style; without C, Beta is ignored.
+# - CONVOLUTION FORWARD, CROSS_CORRELATION: out[n, g*Cog + o, y] = sum_{c < Cig, k} in[n, g*Cig + c, y*S - Ps + k*D]
+#   * filter[g*Cog + o, c, k], reads outside the input being 0. BACKWARD (ONNX's ConvTranspose, what ORT maps onto
+#   it with CROSS_CORRELATION): filter {InputChannels, OutputChannels / Groups, k...}, and every input element is
+#   scattered: out[n, g*Cog + o, y*S - Ps + k*D] += in[n, g*Cig + c, y] * filter[g*Cig + c, o, k], writes outside the
+#   output dropped (OutputPadding's trailing elements take what lands there, else 0). Mode CONVOLUTION flips the
+#   filter's spatial axes in both directions (the page's "mode interactions" table, seen from these formulas).
+#   Bias {1, Cout, 1...} is added per output channel.
+
+
+def _flag(value: object, true_name: str) -> bool:
+    """An enum member (by its name), a string or a bool: whether it is `true_name`."""
+    name = getattr(value, "name", value)
+    return name == true_name if isinstance(name, str) else bool(name)
+
+
+def reference_gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, *, trans_a: object = False,
+                   trans_b: object = False, alpha: float = 1.0, beta: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(Alpha * op(A) @ op(B) + Beta * C, |Alpha| * |op(A)| @ |op(B)| + |Beta * C|) in float64, unrounded, before
+    any fused activation. op transposes the last two dimensions where `trans_a` / `trans_b` is TRANSPOSE (or True);
+    the leading dimensions broadcast NumPy-style, and C broadcasts to the result."""
+    op_a = np.asarray(a, np.float64)
+    op_b = np.asarray(b, np.float64)
+    if _flag(trans_a, "TRANSPOSE"):
+        op_a = np.swapaxes(op_a, -1, -2)
+    if _flag(trans_b, "TRANSPOSE"):
+        op_b = np.swapaxes(op_b, -1, -2)
+    with np.errstate(all="ignore"):
+        value = alpha * np.einsum("...mk,...kn->...mn", op_a, op_b)
+        magnitude = abs(alpha) * np.einsum("...mk,...kn->...mn", np.abs(op_a), np.abs(op_b))
+        if c is not None:
+            scaled = beta * np.asarray(c, np.float64)
+            value = value + scaled
+            magnitude = magnitude + np.abs(scaled)
+    return np.asarray(value), np.asarray(magnitude)
+
+
+def convolution_output_sizes(input_sizes: Sequence[int], filter_sizes: Sequence[int], *, direction: object,
+                             strides: Sequence[int], dilations: Sequence[int], start_padding: Sequence[int],
+                             end_padding: Sequence[int], output_padding: Sequence[int], group_count: int
+                             ) -> tuple[int, ...]:
+    """The output's sizes: {N, Cout, spatial...}. FORWARD: (in + Ps + Pe - ((k - 1) * D + 1)) // S + 1 and Cout =
+    FilterBatchCount; BACKWARD: (in - 1) * S + (k - 1) * D + 1 - Ps - Pe + OutputPadding and Cout = Groups *
+    FilterChannelCount."""
+    backward = _flag(direction, "BACKWARD")
+    spatial = []
+    for d, size in enumerate(input_sizes[2:]):
+        extent = (filter_sizes[2 + d] - 1) * dilations[d] + 1
+        if backward:
+            spatial.append((size - 1) * strides[d] + extent - start_padding[d] - end_padding[d] + output_padding[d])
+        else:
+            spatial.append((size + start_padding[d] + end_padding[d] - extent) // strides[d] + 1)
+    channels = group_count * filter_sizes[1] if backward else filter_sizes[0]
+    return (input_sizes[0], channels, *spatial)
+
+
+def reference_convolution(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, *, mode: object = "CROSS_CORRELATION",
+                          direction: object = "FORWARD", strides: Sequence[int] | None = None,
+                          dilations: Sequence[int] | None = None, start_padding: Sequence[int] | None = None,
+                          end_padding: Sequence[int] | None = None, output_padding: Sequence[int] | None = None,
+                          group_count: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(the convolution plus Bias, the same over absolute values) in float64, before any fused activation, of the
+    logical input `x` {N, Cin, spatial...} and filter `w` (FORWARD: {Cout, Cin / Groups, k...}; BACKWARD: {Cin,
+    Cout / Groups, k...}); the arrays of spatial fields default to DML's (strides and dilations 1, paddings 0)."""
+    x64 = np.asarray(x, np.float64)
+    w64 = np.asarray(w, np.float64)
+    count = x64.ndim - 2
+    strides = tuple(strides or (1,) * count)
+    dilations = tuple(dilations or (1,) * count)
+    start = tuple(start_padding or (0,) * count)
+    end = tuple(end_padding or (0,) * count)
+    extra = tuple(output_padding or (0,) * count)
+    backward = _flag(direction, "BACKWARD")
+    if _flag(mode, "CONVOLUTION"):
+        w64 = w64[(slice(None), slice(None), *(slice(None, None, -1),) * count)]
+    out_sizes = convolution_output_sizes(x64.shape, w64.shape, direction=direction, strides=strides,
+                                         dilations=dilations, start_padding=start, end_padding=end,
+                                         output_padding=extra, group_count=group_count)
+    value = np.zeros(out_sizes)
+    magnitude = np.zeros(out_sizes)
+    cig = x64.shape[1] // group_count
+    cog = out_sizes[1] // group_count
+    # Along each spatial dimension, a tap k links input position y*S - Ps + k*D to output position y (FORWARD) or
+    # input position y to output position y*S - Ps + k*D (BACKWARD); `near` ranges over y, `far` is the other end.
+    near_sizes = x64.shape[2:] if backward else out_sizes[2:]
+    far_sizes = out_sizes[2:] if backward else x64.shape[2:]
+    with np.errstate(all="ignore"):
+        for tap in itertools.product(*(range(k) for k in w64.shape[2:])):
+            near, far = [], []
+            for d in range(count):
+                positions = np.arange(near_sizes[d]) * strides[d] - start[d] + tap[d] * dilations[d]
+                inside = (positions >= 0) & (positions < far_sizes[d])
+                near.append(np.flatnonzero(inside))
+                far.append(positions[inside])
+            if any(len(p) == 0 for p in near):
+                continue
+            source = np.ix_(*(near if backward else far))
+            target = np.ix_(*(far if backward else near))
+            for g in range(group_count):
+                xs = x64[(slice(None), slice(g * cig, (g + 1) * cig), *source)]
+                if backward:
+                    taps = w64[(slice(g * cig, (g + 1) * cig), slice(None), *tap)]       # {Cig, Cog}
+                    pattern = "nc...,co->no..."
+                else:
+                    taps = w64[(slice(g * cog, (g + 1) * cog), slice(None), *tap)]       # {Cog, Cig}
+                    pattern = "nc...,oc->no..."
+                where = (slice(None), slice(g * cog, (g + 1) * cog), *target)
+                value[where] += np.einsum(pattern, xs, taps)
+                magnitude[where] += np.einsum(pattern, np.abs(xs), np.abs(taps))
+        if bias is not None:
+            b64 = np.asarray(bias, np.float64).reshape((1, out_sizes[1]) + (1,) * count)
+            value = value + b64
+            magnitude = magnitude + np.abs(b64)
+    return value, magnitude
+
+
+def convolution_terms(filter_sizes: Sequence[int], direction: object, group_count: int,
+                      input_channels: int) -> int:
+    """How many products each convolution output sums at most (the K of its error bound): Cig * prod(k)."""
+    del direction  # a transposed convolution's output gathers at most as many taps as a forward one's
+    return input_channels // group_count * int(np.prod(filter_sizes[2:]))
+
+
+def accumulation_bound(magnitude: np.ndarray, terms: int, unit: float) -> np.ndarray:
+    """The error bound of a sum of `terms` products accumulated in a float of unit roundoff `unit` (2^-24 FLOAT32,
+    2^-53 FLOAT64, 2^-11 FLOAT16 under ALLOW_HALF_PRECISION_COMPUTATION), scaled by Alpha, plus Beta * C (or Bias):
+    |computed - exact| <= 2 * (terms + 4) * unit * magnitude, magnitude being the same sum over absolute values
+    (Higham's gamma_K for any summation order, blocked or pairwise; the 4 covers the roundings of the product by
+    Alpha, of Beta * C and of the two additions; the factor 2 keeps clear of gamma's first-order approximation)."""
+    return 2.0 * (terms + 4) * unit * np.asarray(magnitude, np.float64)
+
+
+def reference_softmax(values: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+    """exp(x - max) / sum exp(x - max) over `axes`, in float64."""
+    v = np.asarray(values, np.float64)
+    axes_tuple = tuple(axes)
+    with np.errstate(all="ignore"):
+        shifted = np.exp(v - v.max(axis=axes_tuple, keepdims=True))
+        return np.asarray(shifted / shifted.sum(axis=axes_tuple, keepdims=True))
+
+
+def fused_activation_bounds(name: str | None, parameters: Sequence[float], y: np.ndarray, delta: np.ndarray,
+                            axes: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(least, greatest) the fused activation `name` (an ACTIVATION_PARAMETERS key, "CLIP" with parameters (Min,
+    Max), "SOFTMAX" over `axes`, or None) takes over [y - delta, y + delta], element by element, in float64.
+
+    Element-wise ones: the least and greatest of the function at both ends and at its turning points inside
+    (`activation_turns`). SOFTMAX: moving each input by at most delta moves each output's log by at most twice the
+    largest delta over the axes."""
+    y = np.asarray(y, np.float64)
+    delta = np.broadcast_to(np.asarray(delta, np.float64), y.shape)
+    with np.errstate(all="ignore"):
+        if name == "SOFTMAX":
+            centre = reference_softmax(y, axes)
+            spread = np.exp(2.0 * delta.max(axis=tuple(axes), keepdims=True))
+            return centre / spread, np.minimum(centre * spread, 1.0)
+        if name == "CLIP":
+            low, high = float(parameters[0]), float(parameters[1])
+            return np.clip(y - delta, low, high), np.clip(y + delta, low, high)
+        ends = (y - delta, y + delta)
+        values = [apply_activation(name, parameters, ends[0]), apply_activation(name, parameters, y),
+                  apply_activation(name, parameters, ends[1])]
+        for turn in activation_turns(name, parameters):
+            inside = (ends[0] < turn) & (turn < ends[1])
+            if inside.any():
+                values.append(np.where(inside, apply_activation(name, parameters, np.array([turn]))[0], values[1]))
+        stacked = np.stack(values)
+        return stacked.min(axis=0), stacked.max(axis=0)
