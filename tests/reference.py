@@ -1216,3 +1216,33 @@ def fused_activation_bounds(name: str | None, parameters: Sequence[float], y: np
                 values.append(np.where(inside, apply_activation(name, parameters, np.array([turn]))[0], values[1]))
         stacked = np.stack(values)
         return stacked.min(axis=0), stacked.max(axis=0)
+
+
+def result_bounds(value: np.ndarray, magnitude: np.ndarray, terms: int, output_dtype: np.dtype | type, *,
+                  accumulate_unit: float, activation: str | None = None, parameters: Sequence[float] = (),
+                  axes: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(least, greatest) float64 values each output of a GEMM or CONVOLUTION may hold: the exact `value` within
+    accumulation_bound(magnitude, terms, accumulate_unit), through the fused activation over that interval, then
+    16 units of the compute type's roundoff for the activation's own evaluation, one unit of the output type
+    (its rounding) and the output type's smallest normal (subnormals may flush)."""
+    out = np.finfo(np.dtype(output_dtype))
+    compute_unit = max(accumulate_unit, 2.0**-53 if out.bits == 64 else 2.0**-24)
+    delta = accumulation_bound(magnitude, terms, accumulate_unit)
+    low, high = fused_activation_bounds(activation, parameters, value, delta, axes)
+    with np.errstate(all="ignore"):
+        size = np.maximum(np.abs(low), np.abs(high))
+        slack = (16 * compute_unit + float(out.eps)) * size + float(out.smallest_normal)
+    return low - slack, high + slack
+
+
+def assert_within_bounds(got: np.ndarray, low: np.ndarray, high: np.ndarray, label: str,
+                         exact: np.ndarray | None = None) -> None:
+    """Every element of `got` (any float type) within [low, high]; the message names the first one outside."""
+    value = np.asarray(got, np.float64)
+    inside = (low <= value) & (value <= high)
+    if not inside.all():
+        bad = np.argwhere(~inside)
+        index = tuple(int(i) for i in bad[0])
+        reference = "" if exact is None else f", exact value before rounding {exact[index]!r}"
+        raise AssertionError(f"{label}: {len(bad)} of {value.size} outputs out of bounds; first at {list(index)}: "
+                             f"got {value[index]!r}, allowed [{low[index]!r}, {high[index]!r}]{reference}")

@@ -238,21 +238,26 @@ def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None
     return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
-def execute_between_sentinels(device: dml.Device, compiled: dml.CompiledOperator, inputs: Sequence[np.ndarray],
-                              output_element_size: int, output_sizes: Sequence[int], output_strides: Strides,
-                              *, memory: str, seed: int, label: str) -> np.ndarray:
-    """Binds each input's bytes (from build_buffer, its data at byte 16 x (1 + its position)) and an output at byte
-    48 of sentinel bytes, in device memory or host memory, executes, and checks that every input byte and every
-    output byte outside the output's elements is as it was. Returns the output buffer's bytes."""
+def execute_between_sentinels(device: dml.Device, compiled: dml.CompiledOperator,
+                              inputs: Sequence[np.ndarray | None], output_element_size: int,
+                              output_sizes: Sequence[int], output_strides: Strides, *, memory: str, seed: int,
+                              label: str) -> np.ndarray:
+    """Binds each input's bytes (from build_buffer, its data at byte 16 x (1 + its position); None: an absent
+    optional input, bound as None) and an output at byte 16 x (1 + the input count) of sentinel bytes, in device
+    memory or host memory, executes, and checks that every input byte and every output byte outside the output's
+    elements is as it was. Returns the output buffer's bytes."""
     output_offset = 16 * (len(inputs) + 1)
     total = output_offset + tensor_size_in_bytes(output_element_size, output_sizes, output_strides) + 11
     filler = sentinel_bytes(total, seed=seed)
-    made = [device.create_buffer(data) if memory == "device" else data.copy() for data in (*inputs, filler)]
-    compiled.execute([dml.Binding(buffer, 16 * (1 + index)) for index, buffer in enumerate(made[:-1])],
+    made = [None if data is None else device.create_buffer(data) if memory == "device" else data.copy()
+            for data in (*inputs, filler)]
+    compiled.execute([None if buffer is None else dml.Binding(buffer, 16 * (1 + index))
+                      for index, buffer in enumerate(made[:-1])],
                      [dml.Binding(made[-1], output_offset)])
-    got = [np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer for buffer in made]
+    got = [None if buffer is None else np.frombuffer(buffer.read(), np.uint8) if memory == "device" else buffer
+           for buffer in made]
     for before, after in zip(inputs, got, strict=False):
-        assert np.array_equal(before, after), f"{label}: an input changed"
+        assert before is None or np.array_equal(before, after), f"{label}: an input changed"
     written = addressed_byte_mask(total, output_element_size, output_sizes, output_strides, byte_offset=output_offset)
     changed = np.flatnonzero((got[-1] != filler) & ~written)
     assert changed.size == 0, f"{label}: bytes outside the elements changed: {changed[:16].tolist()}"
@@ -489,3 +494,177 @@ def element_wise(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Featur
                                               for p in activation_cls.parameter_names()])
             scalars.append(activation)
     return cls(*tensors, *scalars)  # type: ignore[call-arg]
+
+
+# -- GEMM and CONVOLUTION (issue 27) ----------------------------------------------------------------------------------
+
+#: The descriptor classes once they exist (the drawers register for none before).
+_GEMM = getattr(dml, "GemmOperatorDesc", None)
+_CONVOLUTION = getattr(dml, "ConvolutionOperatorDesc", None)
+_SOFTMAX = getattr(dml, "ActivationSoftmaxOperatorDesc", None)
+_SOFTMAX1 = getattr(dml, "ActivationSoftmax1OperatorDesc", None)
+
+
+def _FUSED_CLIP(low: float, high: float) -> dml.OperatorDesc:
+    """ELEMENT_WISE_CLIP in its fused form: no tensors, no ScaleBias."""
+    return dml.ElementWiseClipOperatorDesc(None, None, None, low, high)  # type: ignore[arg-type]
+
+
+@st.composite
+def fused_activations(draw: st.DrawFn, level: dml.FeatureLevel, *, gemm: bool = False, rank: int = 4
+                      ) -> dml.OperatorDesc | None:
+    """None half the time, else a fused-form activation the level has: one of the 17 activations (parameters 1/4 to
+    2; Softplus's Steepness above 1), ELEMENT_WISE_CLIP from 6_0, and into GEMM (`gemm`) SOFTMAX or SOFTMAX1 (axes of
+    a `rank`-dimension output) from 6_1."""
+    from opendml.ops.activations import ACTIVATION_CLASSES
+
+    if draw(st.booleans()):
+        return None
+    choices: list[Any] = [cls for cls in ACTIVATION_CLASSES.values() if cls.info().level <= level]
+    if level >= dml.FeatureLevel.LEVEL_6_0 and _FUSED_CLIP is not None:
+        choices.append("CLIP")
+    if gemm and level >= dml.FeatureLevel.LEVEL_6_1 and _SOFTMAX is not None:
+        choices += ["SOFTMAX", "SOFTMAX1"]
+    choice = draw(st.sampled_from(choices))
+    if choice == "CLIP":
+        low, high = sorted(draw(st.floats(-3, 3, width=32)) for _ in range(2))
+        return _FUSED_CLIP(low, high)
+    if choice == "SOFTMAX":
+        return _SOFTMAX()  # type: ignore[misc]
+    if choice == "SOFTMAX1":
+        axes = draw(st.permutations(range(rank)))[: draw(st.integers(1, rank))]
+        return _SOFTMAX1(axes=tuple(axes))  # type: ignore[misc]
+    return choice(*[draw(st.floats(0.25, 2, width=32)) + (1.0 if name == "steepness" else 0.0)  # type: ignore
+                    for name in choice.parameter_names()])
+
+
+def _gemm_drawer(cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24
+                 ) -> st.SearchStrategy[dml.OperatorDesc]:
+    return gemm_descs(cls, level, max_k=max_k)
+
+
+@st.composite
+def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24
+               ) -> dml.OperatorDesc:
+    """GEMM: a type and rank of the row in force, M and N 1 to 5, K 1 to `max_k`, batch sizes 1 to 3 shared by
+    every tensor (broadcast through zero strides, which input_desc draws), TransA / TransB (a transpose folded into
+    the strides by the transposed stride kind), C absent, full or broadcast within the matrix ({1, N}, {M, 1},
+    {1, 1} by stride 0), Alpha and Beta among a few values (0 included), a fused activation now and then."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "ATensor")))
+    low, high = row_ranks(row, "ATensor")
+    rank = draw(st.integers(low, min(high, 4)))
+    batch = [draw(st.integers(1, 3)) for _ in range(rank - 2)]
+    m, n = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    k = draw(st.one_of(st.integers(1, 6), st.integers(1, max_k)))
+    trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
+    a = draw(input_desc(data_type, [*batch, *((k, m) if trans_a else (m, k))]))
+    b = draw(input_desc(data_type, [*batch, *((n, k) if trans_b else (k, n))]))
+    c = None
+    if draw(st.booleans()):
+        sizes = [*batch, m, n]
+        strides = list(effective_strides(sizes, draw(strides_for(sizes))))
+        for d in draw(st.sampled_from([(), (rank - 2,), (rank - 1,), (rank - 2, rank - 1)])):
+            strides[d] = 0  # C broadcast along M, N or both: the page's "C broadcast by its strides"
+        c = dml.TensorDesc(data_type, sizes, strides)
+    output = draw(output_desc(data_type, [*batch, m, n]))
+    scalars = st.sampled_from([1.0, 0.5, -2.0, 0.0, 1.25])
+    transform = dml.MatrixTransform  # type: ignore[attr-defined]
+    return cls(a, b, c, output, transform.TRANSPOSE if trans_a else transform.NONE,  # type: ignore[call-arg]
+               transform.TRANSPOSE if trans_b else transform.NONE, draw(scalars), draw(scalars),
+               draw(fused_activations(level, gemm=True, rank=rank)))
+
+
+@st.composite
+def convolution_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *,
+                      max_side: int = 5) -> dml.OperatorDesc:
+    """CONVOLUTION: a type and rank of the row in force (1 to 3 spatial dimensions), both modes and directions, 1 to
+    3 groups of 1 to 3 channels each way (depthwise a quarter of the time: one input channel per group), batch 1 or
+    2, spatial sides 1 to `max_side`, filter sides 1 to 3, strides 1 to 3, dilations 1 or 2, each padding 0 to the
+    filter's extent - 1 (at most 2), OutputPadding below the stride (BACKWARD only), an optional Bias, inputs at any
+    strides (NHWC among them), a fused activation now and then; input sides large enough for an output."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    rank = draw(st.integers(max(low, 3), min(high, 5)))
+    count = rank - 2
+    backward = draw(st.booleans())
+    groups = draw(st.integers(1, 3))
+    depthwise = draw(st.integers(0, 3)) == 0
+    cig = 1 if depthwise else draw(st.integers(1, 3))
+    cog = draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, 3)) for _ in range(count)]
+    strides = [draw(st.integers(1, 3)) for _ in range(count)]
+    dilations = [draw(st.integers(1, 2)) for _ in range(count)]
+    extents = [(size - 1) * dilation + 1 for size, dilation in zip(kernel, dilations, strict=True)]
+    start = [draw(st.integers(0, min(2, extent - 1))) for extent in extents]
+    end = [draw(st.integers(0, min(2, extent - 1))) for extent in extents]
+    extra = [draw(st.integers(0, stride - 1)) if backward else 0 for stride in strides]
+    # the least input side whose output side is at least 1
+    least = [max(1, 1 - ((extents[d] - 1 - start[d] - end[d] + extra[d]) // strides[d])) if backward
+             else max(1, extents[d] - start[d] - end[d]) for d in range(count)]
+    spatial = [draw(st.integers(n, max(n, max_side))) for n in least]
+    batch = draw(st.integers(1, 2))
+    input_sizes = [batch, groups * cig, *spatial]
+    filter_sizes = [groups * cig, cog, *kernel] if backward else [groups * cog, cig, *kernel]
+    if backward:
+        out_spatial = [(s - 1) * st_ + e - a - b + p for s, st_, e, a, b, p
+                       in zip(spatial, strides, extents, start, end, extra, strict=True)]
+    else:
+        out_spatial = [(s + a + b - e) // st_ + 1 for s, st_, e, a, b in zip(spatial, strides, extents, start, end,
+                                                                               strict=True)]
+    assert min(out_spatial) >= 1, (spatial, out_spatial)
+    output_sizes = [batch, groups * cog, *out_spatial]
+    bias = draw(input_desc(data_type, [1, groups * cog, *[1] * count])) if draw(st.booleans()) else None
+    mode = dml.ConvolutionMode  # type: ignore[attr-defined]
+    direction = dml.ConvolutionDirection  # type: ignore[attr-defined]
+    return cls(draw(input_desc(data_type, input_sizes)), draw(input_desc(data_type, filter_sizes)),  # type: ignore
+               bias, draw(output_desc(data_type, output_sizes)),
+               draw(st.sampled_from([mode.CROSS_CORRELATION, mode.CONVOLUTION])),
+               direction.BACKWARD if backward else direction.FORWARD, count, tuple(strides), tuple(dilations),
+               tuple(start), tuple(end), tuple(extra), groups, draw(fused_activations(level)))
+
+
+def logical_data(rng: np.random.Generator, desc: dml.TensorDesc | None) -> np.ndarray | None:
+    """Normal data of the tensor's type, the same along its zero strides (what a buffer at its strides holds)."""
+    if desc is None:
+        return None
+    dtype = desc.data_type.numpy_dtype
+    x = rng.standard_normal(desc.sizes).astype(dtype)
+    return read_buffer(build_buffer(x, desc.strides), dtype, desc.sizes, desc.strides)
+
+
+def fused_activation_of(desc: dml.OperatorDesc) -> tuple[str | None, tuple[float, ...], tuple[int, ...]]:
+    """(reference name, parameters, softmax axes) of the descriptor's fused activation (reference.result_bounds)."""
+    activation = desc.fused_activation  # type: ignore[attr-defined]
+    if activation is None:
+        return None, (), ()
+    name = activation.OPERATOR_TYPE.name
+    if name == "ELEMENT_WISE_CLIP":
+        return "CLIP", (float(activation.min), float(activation.max)), ()
+    if name in ("ACTIVATION_SOFTMAX", "ACTIVATION_SOFTMAX1"):
+        return "SOFTMAX", (), tuple(activation.softmax_axes(desc.output_tensor.dimension_count))  # type: ignore
+    return name.removeprefix("ACTIVATION_"), tuple(activation.parameters().values()), ()
+
+
+def accumulate_unit(data_type: dml.DataType, flags: dml.ExecutionFlags) -> float:
+    """The unit roundoff a GEMM or CONVOLUTION of this type may accumulate in: FLOAT32's for FLOAT32 and FLOAT16
+    (FLOAT16's own under ALLOW_HALF_PRECISION_COMPUTATION), FLOAT64's for FLOAT64."""
+    if data_type == dml.DataType.FLOAT64:
+        return 2.0**-53
+    if data_type == dml.DataType.FLOAT16 and flags & dml.ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION:
+        return 2.0**-11
+    return 2.0**-24
+
+
+def backends(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Runs the decorated test on these backends only (conftest's `backend` parametrization reads the attribute)."""
+    def mark(test: Callable[..., None]) -> Callable[..., None]:
+        test.backends = names  # type: ignore[attr-defined]
+        return test
+    return mark
+
+
+draws_descriptors(*[c for c in (_GEMM,) if c is not None])(_gemm_drawer)
+draws_descriptors(*[c for c in (_CONVOLUTION,) if c is not None])(
+    lambda cls, level: convolution_descs(cls, level))
