@@ -46,6 +46,7 @@ from .graph import (
     transpose,
 )
 from .ops import elementwise as _element_wise
+from .ops.activation_softmax import ActivationSoftmax1OperatorDesc, ActivationSoftmaxOperatorDesc
 from .ops.activations import (
     ActivationCeluOperatorDesc,
     ActivationEluOperatorDesc,
@@ -67,8 +68,10 @@ from .ops.activations import (
 )
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc
+from .ops.convolution import ConvolutionOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.gemm import GemmOperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -79,10 +82,13 @@ from .ops.structs import ScaleBias
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .types import (
     AxisDirection,
+    ConvolutionDirection,
+    ConvolutionMode,
     DataType,
     ExecutionFlags,
     FeatureLevel,
     IsInfinityMode,
+    MatrixTransform,
     OperatorType,
     ReduceFunction,
     RoundingMode,
@@ -116,6 +122,8 @@ __all__ = [
 globals().update({cls.__name__: cls for cls in _element_wise.CLASSES.values()})
 __all__ += [cls.__name__ for cls in _element_wise.CLASSES.values()]
 __all__ += ["IsInfinityMode", "RoundingMode", "ScaleBias"]
+__all__ += ["ActivationSoftmax1OperatorDesc", "ActivationSoftmaxOperatorDesc", "ConvolutionDirection",
+            "ConvolutionMode", "ConvolutionOperatorDesc", "GemmOperatorDesc", "MatrixTransform"]
 
 # The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
 globals().update(ELEMENT_WISE_FUNCTIONS)

@@ -190,6 +190,39 @@ class IsInfinityMode(enum.IntEnum):
         return parse_enum(cls, value, "DML_IS_INFINITY_MODE_")
 
 
+class MatrixTransform(enum.IntEnum):
+    """DML_MATRIX_TRANSFORM (GEMM's TransA and TransB)."""
+
+    NONE = 0
+    TRANSPOSE = 1
+
+    @classmethod
+    def parse(cls, value: object) -> MatrixTransform:
+        return parse_enum(cls, value, "DML_MATRIX_TRANSFORM_")
+
+
+class ConvolutionMode(enum.IntEnum):
+    """DML_CONVOLUTION_MODE: CONVOLUTION flips the filter's spatial axes; CROSS_CORRELATION does not."""
+
+    CONVOLUTION = 0
+    CROSS_CORRELATION = 1
+
+    @classmethod
+    def parse(cls, value: object) -> ConvolutionMode:
+        return parse_enum(cls, value, "DML_CONVOLUTION_MODE_")
+
+
+class ConvolutionDirection(enum.IntEnum):
+    """DML_CONVOLUTION_DIRECTION: BACKWARD is the transposed convolution."""
+
+    FORWARD = 0
+    BACKWARD = 1
+
+    @classmethod
+    def parse(cls, value: object) -> ConvolutionDirection:
+        return parse_enum(cls, value, "DML_CONVOLUTION_DIRECTION_")
+
+
 def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
     """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name (convert.to_enum)."""
     return to_enum(enum_type.__name__, "", value, enum_type, prefix)
@@ -250,6 +283,8 @@ class OperatorType(enum.IntEnum):
     ACTIVATION_SOFTSIGN = 50
     ACTIVATION_TANH = 51
     ACTIVATION_THRESHOLDED_RELU = 52
+    CONVOLUTION = 53
+    GEMM = 54
     REDUCE = 55
     SPLIT = 62
     JOIN = 63
