@@ -14,7 +14,9 @@ The family's rules (each page's "Tensor constraints", and opendml's rulings wher
 - the tensors of a `same_type` group share one DataType;
 - ScaleBias, where the struct has it, applies to float inputs only (x * Scale + Bias, before the function);
 - CLIP1's MinMaxDataType is the tensor's type, and Min and Max are values of that type, exactly;
-- ADD1's FusedActivation follows the fused-activation rules (no tensors, its level, its parameters).
+- ADD1's FusedActivation follows the fused-activation rules (no tensors, its level, its parameters);
+- CLIP with both tensors None is the fused form CONVOLUTION and GEMM take (ops/fused_activation.py), never an
+  operator of its own.
 """
 
 from __future__ import annotations
@@ -282,9 +284,18 @@ class ElementWiseOperatorDesc(OperatorDesc):
     def in_place_pairs(self) -> tuple[tuple[str, str], ...]:
         return tuple((name, "OutputTensor") for name in self.INFO.in_place)
 
+    @property
+    def is_fused_form(self) -> bool:
+        """Whether this is ELEMENT_WISE_CLIP as a FusedActivation of CONVOLUTION or GEMM: both tensors None."""
+        return self.OPERATOR_TYPE is T.ELEMENT_WISE_CLIP and all(
+            self.field_value(name) is None for name in self.INFO.tensor_fields())
+
     def validate(self, level: FeatureLevel) -> None:
         """The shared tensor rules, the page's support table at `level`, the family's rules (module doc)."""
         operator, info = self.label, self.INFO
+        if self.is_fused_form:
+            raise ValidationError(f"{operator}: InputTensor and OutputTensor are absent (None); only a "
+                                  f"FusedActivation (of CONVOLUTION or GEMM) leaves them out")
         self.check_tensors()
         tensors = self.present_tensors()
         output = tensors["OutputTensor"]
@@ -418,7 +429,7 @@ def _coerce_fields(desc: ElementWiseOperatorDesc) -> None:
     """Checks and normalizes the constructor's values (each field's kind), naming the field on a bad value."""
     operator = desc.OPERATOR_TYPE.dml_name
     for name in desc.INFO.tensor_fields():
-        if not (name in desc.INFO.optional and desc.field_value(name) is None):
+        if not (name in desc.INFO.optional and desc.field_value(name) is None) and not desc.is_fused_form:
             require_tensor(operator, name, desc.field_value(name))
     for name, kind in desc.INFO.scalars:
         attribute, value = _snake(name), desc.field_value(name)
