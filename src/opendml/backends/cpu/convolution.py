@@ -1,0 +1,513 @@
+"""CONVOLUTION on the CPU: forward and backward (transposed), 1 to 3 spatial dimensions, groups, as GEMMs over a
+"wide grid" of the input, in numba's threads, with BLAS's single-threaded sgemm/dgemm per tile.
+
+The plan (compile time, descriptor only) turns every convolution into phases of stride-1 convolutions over a source
+grid. A forward convolution of stride S splits the (padded) input into S^d phases, source[c, a, j] = input[c, j S +
+a - Ps] (0 outside), and tap k (the filter's position, flipped in CONVOLUTION mode) reads phase a = k D mod S at
+offset e = k D div S: output[o, q] = sum over taps and c of W_k[o, c] source[c, a_k, q + e_k]. A backward
+convolution splits the output instead: output position q S + r (phase r) gathers the taps k with (r + Ps - k D)
+divisible by S, from input position q + (r + Ps - k D) / S, so each output phase is a stride-1 convolution of the
+input (padded in front by the largest negative offset). Within a phase, output position q is the flat index
+p = (q_z G_y + q_y) G_x + q_x of the source grid (G: the grid's sizes) and tap k reads source element p + shift_k: a
+tile of T consecutive p is, for each tap, a plain [Cig, T] sub-matrix of the source (row stride: the channel
+stride). The p that are not output positions (q_x >= Q_x: the "wide" columns) are computed and dropped, (G_x - Q_x)
+/ G_x more arithmetic: a few percent for 3x3 kernels.
+
+Per tile the kernel computes C[Cog, T] = sum over taps of W_k[Cog, Cig] @ source[Cig, T + shift_k] by one of
+- TAPS: one GEMM per tap straight from the source (BLAS packs the operands; no im2col copy), where Cig is large;
+- IM2COL: the tile's rows copied (each a contiguous copy: no bounds checks, the padding is in the source) into a
+  [taps x Cig, T] matrix, then one GEMM, where Cig is small (the 7x7 stem's 3 channels);
+- DIRECT: multiply-adds vectorized along T, where each group's matrices are tiny (depthwise).
+The epilogue then reads C while it is in cache and writes each output element once: + Bias, the fused activation
+(element_wise.activation_module()'s activate_store: the activations' formulas rendered once for every kernel) or the
+fused ELEMENT_WISE_CLIP (its formula maximum(Min, minimum(x, Max)) with math.py's primitives), rounded to the output
+type, through the output's strides (NHWC included).
+
+Each thread builds the source of its (batch, group) in its own buffer (FLOAT16 widened exactly; any input strides),
+except where the input is itself the source grid (FLOAT32 or FLOAT64, forward, stride 1, no padding, the spatial
+dimensions contiguous: 1x1 convolutions read the input in place). The filter is packed into per-phase
+[Groups, Cog, taps, Cig] matrices once per dispatch, or once at `initialize` for a filter owned by DML.
+OpenBLAS runs on one thread meanwhile (convolution_blas.one_blas_thread): numba's threads share the tiles.
+
+Numerics: FLOAT32 accumulates in FLOAT32, by BLAS's blocked GEMM (Cig products per tap in register tiles, the
+taps' partial sums added in order), error within gamma_(Cig x taps) = (Cig x taps) 2^-24 / (1 - ...) times the sum
+of the products' magnitudes; FLOAT16 is widened exactly, accumulated the same way in FLOAT32 and rounded once on
+store; FLOAT64 through dgemm.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numba
+import numpy as np
+
+from ...ops.base import OperatorDesc
+from ...types import ConvolutionDirection, ConvolutionMode, DataType, ExecutionFlags, OperatorType
+from .. import FlatArray, Kernel
+from .convolution_blas import DGEMM, NO_TRANS, SGEMM, gemm, one_blas_thread
+from .element_wise import activation_module
+from .element_wise import load_element as _load
+from .element_wise import store_element as _store
+from .float16 import F16_TAG, NATIVE_TAG
+from .math import m_maximum, m_minimum
+from .memory_kernels import PARALLEL_LAUNCH, prefer_wide_vectors
+
+_ACTIVATIONS = activation_module()
+_activate_store = _ACTIVATIONS.activate_store
+#: The generated module's name (it holds math.py's stamp): a closure variable of the kernels that call it, so that it
+#: keys numba's cache of them (as in mean_variance_normalization1.py).
+_STAMP: str = _ACTIVATIONS.__name__
+
+#: Ways to compute a tile (see the module docstring).
+TAPS, IM2COL, DIRECT = 0, 1, 2
+#: TAPS where a group has at least this many input channels (a GEMM per tap then has K >= this), else IM2COL.
+TAPS_MIN_CHANNELS = 32
+#: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
+DIRECT_MAX_PRODUCTS = 256
+#: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
+TILE_BYTES = 1 << 18
+#: Below this many multiply-adds a dispatch runs on one thread.
+PARALLEL_MIN_PRODUCTS = 1 << 20
+
+#: Fused ELEMENT_WISE_CLIP's activation code (DML_OPERATOR_ELEMENT_WISE_CLIP); 0: no activation.
+_NONE = 0
+_CLIP = int(OperatorType.ELEMENT_WISE_CLIP)
+_IDENTITY = int(OperatorType.ACTIVATION_IDENTITY)
+
+# The int64 `geo` array's fields (3 consecutive entries for the spatial ones, z, y, x).
+(N, GROUPS, CIG, COG, IN_N, IN_C) = range(6)
+IN_STRIDE, IN_SIZE, SRC_STEP, SRC_LEAD, SRC_PHASES, GRID = 6, 9, 12, 15, 18, 21
+(PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C) = range(24, 29)
+OUT_STRIDE, OUT_STEP = 29, 32
+(FILTER_G, FILTER_O, FILTER_C, BIAS_STRIDE, HAS_BIAS, METHOD, TILE, TILES, PARTS, CHUNKS, ACTIVATION, SOURCE_SIZE,
+ COL_ROWS, PACKED_SIZE) = range(35, 49)
+GEO_SIZE = 49
+# Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset.
+PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED = 0, 3, 6, 7, 8
+# Tap table columns: source phase (flat), shift in the source grid (flat), the filter's spatial offset (elements).
+TAP_PHASE, TAP_SHIFT, TAP_FILTER = 0, 1, 2
+
+
+# -- planning -------------------------------------------------------------------------------------------------------
+
+def _spatial3(values: Sequence[int], fill: int) -> list[int]:
+    """A spatial array of 1 to 3 entries as 3 (z, y, x), leading entries filled."""
+    return [fill] * (3 - len(values)) + list(values)
+
+
+@dataclass
+class ConvolutionPlan:
+    """The descriptor's arithmetic laid out for the kernel (see the module docstring)."""
+
+    geo: np.ndarray[Any, np.dtype[np.int64]]
+    phases: np.ndarray[Any, np.dtype[np.int64]]
+    taps: np.ndarray[Any, np.dtype[np.int64]]
+    tiles: np.ndarray[Any, np.dtype[np.int64]]
+    parallel: bool
+
+
+def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
+    """The plan of a validated ConvolutionOperatorDesc."""
+    x, w, y = desc.input_tensor, desc.filter_tensor, desc.output_tensor
+    backward = desc.direction == ConvolutionDirection.BACKWARD
+    flip = desc.mode == ConvolutionMode.CONVOLUTION
+    groups = desc.group_count
+    cig, cog = desc.channels_per_group()
+    s = _spatial3(desc.strides, 1)
+    d = _spatial3(desc.dilations, 1)
+    ps = _spatial3(desc.start_padding, 0)
+    pe = _spatial3(desc.end_padding, 0)
+    ksz = _spatial3(w.sizes[2:], 1)
+    isz = _spatial3(x.sizes[2:], 1)
+    osz = _spatial3(y.sizes[2:], 1)
+    xs, ws, ys = x.element_strides, w.element_strides, y.element_strides
+    x_spatial = _spatial3(xs[2:], 0)
+    w_spatial = _spatial3(ws[2:], 0)
+    y_spatial = _spatial3(ys[2:], 0)
+
+    def filter_offset(k: Sequence[int]) -> int:
+        return sum((ksz[i] - 1 - k[i] if flip else k[i]) * w_spatial[i] for i in range(3))
+
+    phase_rows: list[list[int]] = []
+    tap_rows: list[list[int]] = []
+    if not backward:
+        src_step, src_phases = s, s
+        lead = ps
+        reach = [(ksz[i] - 1) * d[i] // s[i] for i in range(3)]
+        grid = [osz[i] + reach[i] for i in range(3)]
+        output_phases: list[tuple[Sequence[int], list[int], list[tuple[tuple[int, ...], list[int], list[int]]]]]
+        output_phases = [((0, 0, 0), osz, [(k, [(k[i] * d[i]) % s[i] for i in range(3)],
+                                            [(k[i] * d[i]) // s[i] for i in range(3)])
+                                           for k in itertools.product(*(range(n) for n in ksz))])]
+        out_step = [1, 1, 1]
+    else:
+        src_step, src_phases = [1, 1, 1], [1, 1, 1]
+        offsets = [[(r + ps[i] - k * d[i]) // s[i] for r in range(s[i]) for k in range(ksz[i])
+                    if (r + ps[i] - k * d[i]) % s[i] == 0] for i in range(3)]
+        lead = [max([0] + [-e for e in offsets[i]]) for i in range(3)]
+        reach = [max([0] + [e + lead[i] for e in offsets[i]]) for i in range(3)]
+        most = [-(-osz[i] // s[i]) for i in range(3)]
+        grid = [max(most[i] + reach[i], isz[i] + lead[i]) for i in range(3)]
+        output_phases = []
+        for r in itertools.product(*(range(n) for n in s)):
+            q = [max(0, -(-(osz[i] - r[i]) // s[i])) for i in range(3)]
+            if 0 in q:
+                continue
+            phase_taps = []
+            for k in itertools.product(*(range(n) for n in ksz)):
+                if all((r[i] + ps[i] - k[i] * d[i]) % s[i] == 0 for i in range(3)):
+                    phase_taps.append((k, [0, 0, 0], [(r[i] + ps[i] - k[i] * d[i]) // s[i] + lead[i]
+                                                      for i in range(3)]))
+            output_phases.append((r, q, phase_taps))
+        out_step = s
+    plane = grid[0] * grid[1] * grid[2]
+    packed = 0
+    for phase_r, q, phase_taps in output_phases:
+        phase_rows.append([*phase_r, *q, len(tap_rows), len(phase_taps), packed])
+        packed += groups * cog * cig * len(phase_taps)
+        for k, a, e in phase_taps:
+            tap_rows.append([(a[0] * src_phases[1] + a[1]) * src_phases[2] + a[2],
+                             (e[0] * grid[1] + e[1]) * grid[2] + e[2], filter_offset(k)])
+    most_taps = max([row[PH_COUNT] for row in phase_rows] + [1])
+    if cog * cig * most_taps <= DIRECT_MAX_PRODUCTS:
+        method = DIRECT
+    elif cig >= TAPS_MIN_CHANNELS:
+        method = TAPS
+    else:
+        method = IM2COL
+    rows = cig * most_taps if method == IM2COL else cig
+    tile = TILE_BYTES // (4 * max(cog + rows, 1))
+    tile = min(max(tile // 16 * 16, 128), 2048)
+    tile_rows = []
+    for index, (_, q, _) in enumerate(output_phases):
+        wide = ((q[0] - 1) * grid[1] + q[1] - 1) * grid[2] + q[2]
+        tile_rows += [[index, p0, min(tile, wide - p0)] for p0 in range(0, wide, tile)]
+    direct_source = (method == TAPS and not backward and s == [1, 1, 1] and ps == [0, 0, 0] and pe == [0, 0, 0]
+                     and x.data_type != DataType.FLOAT16 and x_spatial[2] == 1
+                     and (isz[1] == 1 or x_spatial[1] == isz[2])
+                     and (isz[0] == 1 or x_spatial[0] == isz[1] * isz[2]))
+    images = x.sizes[0]
+    products = images * groups * cog * cig * most_taps * max(plane, 1)
+    parallel = threads > 1 and products >= PARALLEL_MIN_PRODUCTS
+    units = images * groups
+    parts = max(1, min(len(tile_rows), -(-2 * threads // units))) if parallel else 1
+    chunks = min(units * parts, threads) if parallel else 1
+    src_channel = xs[1] if direct_source else src_phases[0] * src_phases[1] * src_phases[2] * plane
+    if backward:
+        filter_strides = [cig * ws[0], ws[1], ws[0]]
+    else:
+        filter_strides = [cog * ws[0], ws[0], ws[1]]
+    bias = desc.bias_tensor
+    activation = desc.fused_activation
+    geo = np.zeros(GEO_SIZE, np.int64)
+    geo[[N, GROUPS, CIG, COG, IN_N, IN_C]] = [images, groups, cig, cog, xs[0], xs[1]]
+    geo[IN_STRIDE:IN_STRIDE + 3] = x_spatial
+    geo[IN_SIZE:IN_SIZE + 3] = isz
+    geo[SRC_STEP:SRC_STEP + 3] = src_step
+    geo[SRC_LEAD:SRC_LEAD + 3] = lead
+    geo[SRC_PHASES:SRC_PHASES + 3] = src_phases
+    geo[GRID:GRID + 3] = grid
+    geo[[PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C]] = [plane, src_channel, direct_source, ys[0], ys[1]]
+    geo[OUT_STRIDE:OUT_STRIDE + 3] = y_spatial
+    geo[OUT_STEP:OUT_STEP + 3] = out_step
+    geo[[FILTER_G, FILTER_O, FILTER_C]] = filter_strides
+    geo[BIAS_STRIDE] = 0 if bias is None else bias.element_strides[1]
+    geo[HAS_BIAS] = bias is not None
+    geo[[METHOD, TILE, TILES, PARTS, CHUNKS]] = [method, tile, len(tile_rows), parts, chunks]
+    geo[ACTIVATION] = _NONE if activation is None else int(activation.OPERATOR_TYPE)
+    geo[SOURCE_SIZE] = 0 if direct_source else cig * src_phases[0] * src_phases[1] * src_phases[2] * plane
+    geo[COL_ROWS] = rows
+    geo[PACKED_SIZE] = packed
+    return ConvolutionPlan(geo, np.array(phase_rows, np.int64).reshape(-1, 9),
+                           np.array(tap_rows, np.int64).reshape(-1, 3), np.array(tile_rows, np.int64).reshape(-1, 3),
+                           parallel)
+
+
+# -- the kernel -----------------------------------------------------------------------------------------------------
+
+@numba.njit(cache=True, error_model="numpy")
+def _pack_filter(w: Any, packed: Any, geo: Any, phases: Any, taps: Any, tag: Any) -> None:
+    """packed[phase's offset + ((g Cog + o) taps + t) Cig + c] = the filter's element for (g, o, c, tap t), in the
+    compute type (FLOAT16 widened exactly)."""
+    groups, cig, cog = geo[GROUPS], geo[CIG], geo[COG]
+    for ph in range(phases.shape[0]):
+        first, count, offset = phases[ph, PH_FIRST], phases[ph, PH_COUNT], phases[ph, PH_PACKED]
+        for g in range(groups):
+            for o in range(cog):
+                row = offset + (g * cog + o) * count * cig
+                for t in range(count):
+                    spatial = taps[first + t, TAP_FILTER]
+                    for c in range(cig):
+                        at = g * geo[FILTER_G] + o * geo[FILTER_O] + c * geo[FILTER_C] + spatial
+                        packed[row + t * cig + c] = _load(w, at, tag)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _build_source(x: Any, base: int, geo: Any, source: Any, tag: Any) -> None:
+    """source[c, a, j] = x[base + c, j S + a - L] (0 outside the input) for the Cig channels of one group and image,
+    row by row: the input's part copied (gathered where strided), the padding zeroed."""
+    prefer_wide_vectors()
+    gz, gy, gx = geo[GRID], geo[GRID + 1], geo[GRID + 2]
+    sz, sy, sx = geo[SRC_STEP], geo[SRC_STEP + 1], geo[SRC_STEP + 2]
+    lz, ly, lx = geo[SRC_LEAD], geo[SRC_LEAD + 1], geo[SRC_LEAD + 2]
+    iz_size, iy_size, ix_size = geo[IN_SIZE], geo[IN_SIZE + 1], geo[IN_SIZE + 2]
+    zero = source.dtype.type(0)
+    at = 0
+    for c in range(geo[CIG]):
+        for az in range(geo[SRC_PHASES]):
+            for ay in range(geo[SRC_PHASES + 1]):
+                for ax in range(geo[SRC_PHASES + 2]):
+                    lo = min(max(-((ax - lx) // sx), 0), gx)  # first j with j S + a - L >= 0
+                    hi = min(max((ix_size - 1 + lx - ax) // sx + 1, lo), gx)
+                    step = sx * geo[IN_STRIDE + 2]
+                    for jz in range(gz):
+                        iz = jz * sz + az - lz
+                        for jy in range(gy):
+                            iy = jy * sy + ay - ly
+                            row = at + (jz * gy + jy) * gx
+                            if iz < 0 or iz >= iz_size or iy < 0 or iy >= iy_size:
+                                for j in range(gx):
+                                    source[row + j] = zero
+                                continue
+                            for j in range(lo):
+                                source[row + j] = zero
+                            start = base + c * geo[IN_C] + iz * geo[IN_STRIDE] + iy * geo[IN_STRIDE + 1] + \
+                                (lo * sx + ax - lx) * geo[IN_STRIDE + 2]
+                            if step == 1:
+                                for j in range(hi - lo):
+                                    source[row + lo + j] = _load(x, start + j, tag)
+                            else:
+                                for j in range(hi - lo):
+                                    source[row + lo + j] = _load(x, start + j * step, tag)
+                            for j in range(hi, gx):
+                                source[row + j] = zero
+                    at += geo[PLANE]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _direct_tile(packed: Any, w_row: int, count: int, cig: int, cog: int, source: Any, s_base: int,
+                 channel: int, taps: Any, first: int, plane: int, p0: int, n: int, acc: Any) -> None:
+    """acc[o n + i] = sum over taps t and channels c of packed[w_row + (o taps + t) Cig + c] x
+    source[s_base + c channel + phase_t plane + shift_t + p0 + i], for i < n (DIRECT)."""
+    prefer_wide_vectors()
+    zero = acc.dtype.type(0)
+    for o in range(cog):
+        out = acc[o * n:(o + 1) * n]
+        for i in range(n):
+            out[i] = zero
+        for t in range(count):
+            at = s_base + taps[first + t, TAP_PHASE] * plane + taps[first + t, TAP_SHIFT] + p0
+            for c in range(cig):
+                weight = packed[w_row + (o * count + t) * cig + c]
+                src = source[at + c * channel:at + c * channel + n]
+                for i in range(n):
+                    out[i] += weight * src[i]
+
+
+def _epilogue_keyed(stamp: str) -> Any:
+    """_epilogue with `stamp` (the activation module's name) as a closure variable (see _STAMP)."""
+
+    @numba.njit(cache=True, error_model="numpy")
+    def _epilogue(acc: Any, n: int, p0: int, y: Any, y_base: int, geo: Any, phase: Any, b: Any, g: int,
+                  fparams: Any, staged: Any, tag: Any) -> None:
+        """The tile's C (acc[o n + i], wide positions p0 + i of one output phase) + Bias, activated, rounded and
+        stored at its output positions (the wide columns dropped)."""
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        prefer_wide_vectors()
+        gygx, gx = geo[GRID + 1] * geo[GRID + 2], geo[GRID + 2]
+        qy_count, qx_count = phase[PH_Q + 1], phase[PH_Q + 2]
+        code = geo[ACTIVATION]
+        step = geo[OUT_STEP + 2] * geo[OUT_STRIDE + 2]
+        p1, p2, p3 = np.float32(fparams[0]), np.float32(fparams[1]), np.float32(fparams[2])
+        for o in range(geo[COG]):
+            channel = g * geo[COG] + o
+            row = acc[o * n:(o + 1) * n]
+            if geo[HAS_BIAS] != 0:
+                bias = _load(b, channel * geo[BIAS_STRIDE], tag)
+                for i in range(n):
+                    row[i] += bias
+            p = p0
+            while p < p0 + n:
+                qz = p // gygx
+                rest = p - qz * gygx
+                qy = rest // gx
+                qx = rest - qy * gx
+                length = min(gx - qx, p0 + n - p)
+                lo, hi = p - p0, p - p0 + max(min(qx_count - qx, length), 0)
+                if qy < qy_count and hi > lo:
+                    base = y_base + channel * geo[OUT_C] + \
+                        (qz * geo[OUT_STEP] + phase[PH_R]) * geo[OUT_STRIDE] + \
+                        (qy * geo[OUT_STEP + 1] + phase[PH_R + 1]) * geo[OUT_STRIDE + 1] + \
+                        (qx * geo[OUT_STEP + 2] + phase[PH_R + 2]) * geo[OUT_STRIDE + 2]
+                    if code in (_NONE, _IDENTITY):
+                        for i in range(hi - lo):
+                            _store(y, base + i * step, row[lo + i], tag)
+                    elif code == _CLIP:
+                        low, high = row.dtype.type(p1), row.dtype.type(p2)
+                        for i in range(hi - lo):
+                            _store(y, base + i * step, m_maximum(low, m_minimum(row[lo + i], high)), tag)
+                    elif step == 1:
+                        _activate_store(code, p1, p2, p3, row, lo, hi, y, base - lo, tag)
+                    else:
+                        _activate_store(code, p1, p2, p3, row, lo, hi, staged, -lo, tag)
+                        for i in range(hi - lo):
+                            y[base + i * step] = staged[i]
+                p += length
+
+    return _epilogue
+
+
+_epilogue = _epilogue_keyed(_STAMP)
+
+
+def _run_units_keyed(stamp: str) -> Any:
+    """_run_units with `stamp` (the activation module's name) as a closure variable (see _STAMP)."""
+
+    @numba.njit(cache=True, error_model="numpy")
+    def _run_units(first: int, last: int, x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any,
+                   tiles: Any, fparams: Any, fn: int, one: Any, tag: Any) -> None:
+        """Work units [first, last): unit u is part u % PARTS of the tiles of (image, group) u // PARTS."""
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        cig, cog, groups, parts = geo[CIG], geo[COG], geo[GROUPS], geo[PARTS]
+        tile, tile_count, method, plane = geo[TILE], geo[TILES], geo[METHOD], geo[PLANE]
+        direct_source = geo[DIRECT_SOURCE] != 0
+        zero = one - one
+        source = np.empty(geo[SOURCE_SIZE], packed.dtype)
+        col = np.empty(geo[COL_ROWS] * tile if method == IM2COL else 1, packed.dtype)
+        acc = np.empty(cog * tile, packed.dtype)
+        staged = np.empty(tile, y.dtype)
+        item = packed.itemsize
+        current = -1
+        for unit in range(first, last):
+            pair = unit // parts
+            part = unit - pair * parts
+            image = pair // groups
+            g = pair - image * groups
+            if pair != current and not direct_source:
+                _build_source(x, image * geo[IN_N] + g * cig * geo[IN_C], geo, source, tag)
+            current = pair
+            if direct_source:
+                s_address = x.ctypes.data + (image * geo[IN_N] + g * cig * geo[IN_C]) * x.itemsize
+            else:
+                s_address = source.ctypes.data
+            channel = geo[SRC_CHANNEL]
+            for index in range(part * tile_count // parts, (part + 1) * tile_count // parts):
+                ph, p0, n = tiles[index, 0], tiles[index, 1], tiles[index, 2]
+                phase = phases[ph]
+                first_tap, count = phase[PH_FIRST], phase[PH_COUNT]
+                w_row = phase[PH_PACKED] + g * cog * count * cig
+                if count == 0:
+                    for i in range(cog * n):
+                        acc[i] = zero
+                elif method == DIRECT:
+                    _direct_tile(packed, w_row, count, cig, cog, source, 0, channel, taps, first_tap, plane, p0,
+                                 n, acc)
+                elif method == TAPS:
+                    for t in range(count):
+                        at = taps[first_tap + t, TAP_PHASE] * plane + taps[first_tap + t, TAP_SHIFT] + p0
+                        gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, one, packed.ctypes.data + (w_row + t * cig) * item,
+                             count * cig, s_address + at * item, channel, one if t > 0 else zero, acc.ctypes.data, n)
+                else:
+                    for t in range(count):
+                        at = taps[first_tap + t, TAP_PHASE] * plane + taps[first_tap + t, TAP_SHIFT] + p0
+                        for c in range(cig):
+                            start = at + c * channel
+                            row = (t * cig + c) * n
+                            col[row:row + n] = source[start:start + n]
+                    gemm(fn, NO_TRANS, NO_TRANS, cog, n, count * cig, one, packed.ctypes.data + w_row * item,
+                         count * cig, col.ctypes.data, n, zero, acc.ctypes.data, n)
+                _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, b, g, fparams, staged, tag)
+
+    return _run_units
+
+
+_run_units = _run_units_keyed(_STAMP)
+
+
+def _parallel_keyed(stamp: str) -> Any:
+    """_parallel with `stamp` (the activation module's name) as a closure variable (see _STAMP)."""
+
+    @numba.njit(cache=True, parallel=True, error_model="numpy")
+    def _parallel(x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any, tiles: Any, fparams: Any,
+                  fn: int, one: Any, tag: Any) -> None:
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
+        units = geo[N] * geo[GROUPS] * geo[PARTS]
+        chunks = geo[CHUNKS]
+        for chunk in numba.prange(chunks):
+            _run_units(chunk * units // chunks, (chunk + 1) * units // chunks, x, packed, b, y, geo, phases, taps,
+                       tiles, fparams, fn, one, tag)
+
+    return _parallel
+
+
+_parallel = _parallel_keyed(_STAMP)
+
+
+# -- the kernel object ----------------------------------------------------------------------------------------------
+
+class ConvolutionKernel:
+    """A compiled CONVOLUTION: call with (inputs, outputs) flat views; `initialize(owned)` packs an owned filter."""
+
+    def __init__(self, desc: Any) -> None:
+        self.plan = plan_convolution(desc, numba.get_num_threads())
+        data_type = desc.output_tensor.data_type
+        half = data_type == DataType.FLOAT16
+        wide = data_type == DataType.FLOAT64
+        self._compute = np.dtype(np.float64 if wide else np.float32)
+        self._view = np.dtype(np.uint16) if half else np.dtype(data_type.numpy_dtype)
+        self._tag = F16_TAG if half else NATIVE_TAG
+        self._fn = DGEMM if wide else SGEMM
+        self._one = self._compute.type(1)
+        self._dummy = np.zeros(1, self._view)
+        self._packed: np.ndarray[Any, Any] | None = None
+        values = [0.0, 0.0, 0.0]
+        activation = desc.fused_activation
+        if activation is not None:
+            if int(activation.OPERATOR_TYPE) == _CLIP:
+                values = [float(np.float32(activation.min)), float(np.float32(activation.max)), 0.0]
+            else:
+                from ...ops.activations import activation_values
+                values = [*activation_values(activation).values(), 0.0, 0.0, 0.0][:3]
+        self._fparams = np.array(values, np.float64)
+
+    def pack(self, filter_view: FlatArray) -> np.ndarray[Any, Any]:
+        """The filter packed into the plan's per-tap matrices."""
+        plan = self.plan
+        packed = np.empty(int(plan.geo[PACKED_SIZE]), self._compute)
+        _pack_filter(filter_view.view(self._view), packed, plan.geo, plan.phases, plan.taps, self._tag)
+        return packed
+
+    def initialize(self, owned: Sequence[FlatArray | None]) -> None:
+        """Packs the filter once where it is owned by DML (bound at initialize: it does not change afterwards)."""
+        if len(owned) > 1 and owned[1] is not None:
+            self._packed = self.pack(owned[1])
+
+    def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        plan = self.plan
+        view = self._view
+        packed = self._packed if self._packed is not None else self.pack(cast(FlatArray, inputs[1]))
+        bias = inputs[2]
+        arguments = (cast(FlatArray, inputs[0]).view(view), packed,
+                     self._dummy if bias is None else bias.view(view), outputs[0].view(view), plan.geo, plan.phases,
+                     plan.taps, plan.tiles, self._fparams, self._fn, self._one, self._tag)
+        with one_blas_thread():
+            if plan.parallel:
+                with PARALLEL_LAUNCH:
+                    _parallel(*arguments)
+            else:
+                units = int(plan.geo[N] * plan.geo[GROUPS] * plan.geo[PARTS])
+                _run_units(0, units, *arguments)
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    """All descriptor work happens here (the plan); the kernel packs the filter (unless owned) and runs.
+    ALLOW_HALF_PRECISION_COMPUTATION permits but does not require FLOAT16 arithmetic: FLOAT32 is used."""
+    del flags, debug
+    return ConvolutionKernel(desc)
