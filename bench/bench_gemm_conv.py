@@ -119,6 +119,7 @@ class Spec:
     torch: Callable[[Any], Callable[[], object]]                # (output tensor over the output) -> the call
     onnx: Callable[[], tuple[list[Any], dict[str, Array], dict[str, Array]]]   # -> (nodes, inputs, initializers)
     plain: tuple[Callable[[], dml.OperatorDesc], list[Array | None]] | None = None   # the fused column's operator
+    owned: tuple[int, ...] = ()   # input slots that are OWNED_BY_DML (the weights, bound once at initialize)
     notes: list[str] = field(default_factory=list)
 
 
@@ -257,7 +258,7 @@ def gemm(m: int, n: int, k: int, *, batch: int = 0, trans_b: bool = False, with_
         if dtype == np.float16:
             notes.append("NumPy: FLOAT16 copied to preallocated FLOAT32, np.matmul, rounded into the output")
         return Spec(flops, lambda: desc_of(True), [a, b, c], out_shape, dtype, reference, numpy_call, torch_call,
-                    onnx_graph, plain, notes)
+                    onnx_graph, plain=plain, notes=notes)
     return build
 
 
@@ -322,10 +323,13 @@ def conv(batch: int, channels: int, out_channels: int, spatial: tuple[int, ...],
                 n * out_channels * math.prod(out_sizes) * (channels // groups) * kernel ** nd)
         f32 = "FLOAT32"
 
+        owned = dml.TensorFlags.OWNED_BY_DML
+
         def desc_of(fused: bool) -> dml.OperatorDesc:
             return dml.ConvolutionOperatorDesc(
-                dml.TensorDesc(f32, x.shape), dml.TensorDesc(f32, w.shape),
-                dml.TensorDesc(f32, (1, out_channels, *(1,) * nd)) if fused else None, dml.TensorDesc(f32, out_shape),
+                dml.TensorDesc(f32, x.shape), dml.TensorDesc(f32, w.shape, flags=owned),
+                dml.TensorDesc(f32, (1, out_channels, *(1,) * nd), flags=owned) if fused else None,
+                dml.TensorDesc(f32, out_shape),
                 mode=dml.ConvolutionMode.CROSS_CORRELATION,
                 direction=dml.ConvolutionDirection.BACKWARD if transposed else dml.ConvolutionDirection.FORWARD,
                 dimension_count=nd, strides=(stride,) * nd, dilations=(1,) * nd, start_padding=(pad,) * nd,
@@ -369,7 +373,7 @@ def conv(batch: int, channels: int, out_channels: int, spatial: tuple[int, ...],
         plain = (lambda: desc_of(False), [x, w, None])
         notes = ["PyTorch: its convolution allocates the result; the RELU is a clamp_min into the output"]
         return Spec(2.0 * macs, lambda: desc_of(True), [x, w, bias], out_shape, np.float32, reference, numpy_call,
-                    torch_call, onnx_graph, plain, notes)
+                    torch_call, onnx_graph, plain=plain, notes=notes, owned=(1, 2))
     return build
 
 
@@ -397,14 +401,19 @@ WORKLOADS = (
 # -- implementations --------------------------------------------------------------------------------------------
 
 def opendml_runner(device: dml.Device, name: str, desc: Callable[[], dml.OperatorDesc], inputs: list[Array | None],
-                   out: Array) -> Runner:
-    """opendml's compiled operator over reused Bindings (h.Unavailable where it has no such operator yet)."""
+                   out: Array, owned: tuple[int, ...] = ()) -> Runner:
+    """opendml's compiled operator over reused Bindings (h.Unavailable where it has no such operator yet); the
+    `owned` input slots (OWNED_BY_DML in the descriptor, where present) are bound once, at initialize."""
     try:
         compiled = device.compile_operator(device.create_operator(desc()))
     except NOT_YET as error:
         raise h.Unavailable(f"{type(error).__name__}: {str(error).splitlines()[0][:140] if str(error) else ''}") \
             from error
-    bound_in = [None if array is None else dml.Binding(array) for array in inputs]
+    owned = tuple(slot for slot in owned if inputs[slot] is not None)
+    if owned:
+        compiled.initialize([dml.Binding(array) if slot in owned and array is not None else None
+                             for slot, array in enumerate(inputs)])
+    bound_in = [None if array is None or slot in owned else dml.Binding(array) for slot, array in enumerate(inputs)]
     bound_out = [dml.Binding(out)]
     return Runner(name, lambda: compiled.execute(bound_in, bound_out), [out])
 
@@ -500,10 +509,13 @@ def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.rand
     start = time.perf_counter()
     mine: Runner | None
     try:
-        mine = opendml_runner(device, OPENDML, spec.desc, spec.inputs, new_out())
+        mine = opendml_runner(device, OPENDML, spec.desc, spec.inputs, new_out(), spec.owned)
         mine.run()
     except h.Unavailable as error:
         mine, missing[OPENDML] = None, f"n/a ({error})"
+    except Exception as error:   # a defect, not a missing operator: reported as a mismatch, the peers still timed
+        mine, missing[OPENDML] = None, "failed"
+        problems.append(f"{OPENDML} raised {type(error).__name__}: {str(error).splitlines()[0][:140]}")
     first_call_s = time.perf_counter() - start if mine is not None else math.nan
     runners = [] if mine is None else [mine]
 
@@ -538,9 +550,13 @@ def bench_workload(device: dml.Device, work: Workload, repeat: int, rng: np.rand
     if spec.plain is not None and mine is not None:
         plain_desc, plain_inputs = spec.plain
         try:
-            runners.append(opendml_runner(device, PLAIN, plain_desc, plain_inputs, new_out()))
+            plain = opendml_runner(device, PLAIN, plain_desc, plain_inputs, new_out(), spec.owned)
+            plain.run()
+            runners.append(plain)
         except h.Unavailable as error:
             missing[PLAIN] = f"n/a ({error})"
+        except Exception as error:
+            problems.append(f"{PLAIN} raised {type(error).__name__}: {str(error).splitlines()[0][:140]}")
 
     # Correctness, once, before any timing: every implementation writes into poisoned outputs.
     values, where = spec.reference()
@@ -584,7 +600,7 @@ def cell(result: Result, name: str) -> str:
     """'<ms> <GFLOP/s> <ratio to the fastest peer>' of one implementation, or '-'."""
     seconds = result.medians.get(name)
     if seconds is None:
-        return "-"
+        return "-!" if result.flagged(name) else "-"
     fastest = result.fastest_peer()
     ratio = f" {seconds / fastest[1]:5.2f}x" if fastest is not None else "      -"
     return f"{seconds * 1e3:8.2f} {result.flops / seconds / 1e9:6.1f}{ratio}" + ("!" if result.flagged(name) else "")
@@ -689,9 +705,24 @@ GPU_WORKLOADS = (
 )
 
 
+def gpu_recording(device: dml.Device, spec: Spec) -> tuple[Callable[[], None], Any]:
+    """The workload compiled on the gpu backend over device buffers (its weights initialized once where owned):
+    (the execute to record, the output buffer)."""
+    compiled = device.compile_operator(device.create_operator(spec.desc()))
+    buffers = [None if array is None else device.create_buffer(array) for array in spec.inputs]
+    if spec.owned:
+        compiled.initialize([dml.Binding(memory) if slot in spec.owned and memory is not None else None
+                             for slot, memory in enumerate(buffers)])
+    output = device.create_buffer(math.prod(spec.out_shape) * np.dtype(spec.out_dtype).itemsize)
+    bound_in = [None if memory is None or slot in spec.owned else dml.Binding(memory)
+                for slot, memory in enumerate(buffers)]
+    bound_out = [dml.Binding(output)]
+    return lambda: compiled.execute(bound_in, bound_out), output
+
+
 def gpu_column(cpu_device: dml.Device, repeat: int, smoke: bool) -> None:
-    """A smaller GEMM and convolution on the cpu and the gpu backend: median ms and GFLOP/s of each (the gpu timed
-    as bench_gpu.py times it: GPU timestamps around the dispatch, device buffers, reused Bindings)."""
+    """A smaller GEMM and convolution on the cpu and the gpu backend, interleaved: median ms and GFLOP/s of each
+    (the gpu timed as bench_gpu.py times it: GPU timestamps around the dispatch, device buffers, reused Bindings)."""
     print("GPU column (opendml's gpu backend beside its cpu backend; on lavapipe the 'GPU' is this CPU):")
     try:
         import bench_gpu as g
@@ -708,46 +739,44 @@ def gpu_column(cpu_device: dml.Device, repeat: int, smoke: bool) -> None:
         spec = build(rng, smoke)
         values, where = spec.reference()
         tolerance = OPENDML_TOLERANCE[np.dtype(spec.out_dtype)]
+        timed: dict[str, tuple[Callable[[], float], Array]] = {}   # backend -> (one timed run, its checked output)
+        missing = []
+        try:
+            runner = opendml_runner(cpu_device, "cpu", spec.desc, spec.inputs,
+                                    np.empty(spec.out_shape, spec.out_dtype), spec.owned)
+            runner.run()
+        except h.Unavailable as error:
+            missing.append(f"cpu n/a ({error})")
+        except Exception as error:
+            missing.append(f"cpu MISMATCH: raised {type(error).__name__}: {str(error).splitlines()[0][:100]}")
+        else:
+            def on_cpu(run: Callable[[], object] = runner.run) -> float:
+                began = time.perf_counter()
+                run()
+                return time.perf_counter() - began
+
+            timed["cpu"] = (on_cpu, runner.outs[0])
+        try:
+            record, output = gpu_recording(device, spec)
+            record()
+            timed["gpu"] = (lambda record=record: clock.time(record), output.read(spec.out_dtype, spec.out_shape))
+        except NOT_YET as error:
+            missing.append(f"gpu n/a ({type(error).__name__}: {str(error).splitlines()[0][:100]})")
+        except Exception as error:
+            missing.append(f"gpu MISMATCH: raised {type(error).__name__}: {str(error).splitlines()[0][:100]}")
+        times: dict[str, list[float]] = {name: [] for name in timed}
+        for run_once, _ in timed.values():   # warm-up
+            run_once()
+        for _ in range(repeat):
+            for name, (run_once, _) in timed.items():
+                times[name].append(run_once())
         cells = []
-        for name, dev in (("cpu", cpu_device), ("gpu", device)):
-            try:
-                compiled = dev.compile_operator(dev.create_operator(spec.desc()))
-            except NOT_YET as error:
-                cells.append(f"{name} n/a ({type(error).__name__}: {str(error).splitlines()[0][:80]})")
-                continue
-            if name == "cpu":
-                out = np.empty(spec.out_shape, spec.out_dtype)
-                bound_in = [None if array is None else dml.Binding(array) for array in spec.inputs]
-                bound_out = [dml.Binding(out)]
-
-                def run(compiled: Any = compiled, bound_in: Any = bound_in, bound_out: Any = bound_out) -> None:
-                    compiled.execute(bound_in, bound_out)
-
-                run()
-                got = out
-                times = []
-                for _ in range(repeat):
-                    began = time.perf_counter()
-                    run()
-                    times.append(time.perf_counter() - began)
-            else:
-                buffers = [None if array is None else device.create_buffer(array) for array in spec.inputs]
-                output = device.create_buffer(int(np.prod(spec.out_shape)) * np.dtype(spec.out_dtype).itemsize)
-                bound_in = [None if memory is None else dml.Binding(memory) for memory in buffers]
-                bound_out = [dml.Binding(output)]
-
-                def run(compiled: Any = compiled, bound_in: Any = bound_in, bound_out: Any = bound_out) -> None:
-                    compiled.execute(bound_in, bound_out)
-
-                run()
-                got = output.read(spec.out_dtype, spec.out_shape)
-                clock.time(run)
-                times = [clock.time(run) for _ in range(repeat)]
+        for name, (_, got) in timed.items():
             error, problem = compare(got, values, where, tolerance)
-            seconds = h.median(times)
+            seconds = h.median(times[name])
             cells.append(f"{name} {seconds * 1e3:.2f} ms {spec.flops / seconds / 1e9:.1f} GFLOP/s"
                          + (f" MISMATCH: {problem}" if problem else f" (max abs error {error:.2g})"))
-        print(f"  {label}: " + "; ".join(cells))
+        print(f"  {label}: " + "; ".join(cells + missing))
 
 
 # -- main -------------------------------------------------------------------------------------------------------
