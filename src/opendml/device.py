@@ -213,6 +213,9 @@ class CompiledOperator:
             owned[index] = (DeviceRange(memory, 0, memory.size) if isinstance(memory, DeviceMemory)
                             else np.asarray(memory).view(desc.data_type.numpy_dtype))
         self._owned = owned
+        prepare = getattr(self._kernel, "initialize", None)
+        if prepare is not None:   # the kernel's optional hook: pre-pack the owned tensors once (backends/__init__.py)
+            prepare(dict(owned))
 
     def execute(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
         """Binds the buffers, checks every rule (DECISIONS 4-6) before touching any memory, then dispatches."""

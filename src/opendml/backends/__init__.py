@@ -4,7 +4,11 @@
 A kernel gets one view per tensor slot (None for an absent optional input): on the CPU a flat, typed NumPy view of
 the bound range (element 0 = the binding's offset); on the GPU either such a host view (uploaded, dispatched and
 read back) or a `DeviceRange` of device memory (dispatched in place). Kernels address elements through the
-descriptor's element strides. With debug=True a backend returns a kernel with DML's debug-layer checks of the
+descriptor's element strides. A kernel may have an optional `initialize(owned)` method: CompiledOperator.initialize
+calls it once, after copying the OWNED_BY_DML inputs, with {input slot index: view of the copy}; those same view
+objects are then passed in those slots at every later call, so a kernel may pre-pack them there (GEMM's B, a
+convolution's filter), as DirectML does with owned weights; results never depend on it. A kernel that wraps another
+forwards the call. With debug=True a backend returns a kernel with DML's debug-layer checks of the
 data (e.g. GATHER_ND1's indices), which raises before writing anything.
 
 `create_buffer` gives the backend's memory: host memory (`HostBuffer`) on the CPU, a `DeviceMemory` on the GPU;

@@ -95,3 +95,9 @@ class ActivationSoftmax1OperatorDesc(_FusedSoftmax):
 # Set after the classes: not in OperatorDesc.registry (standalone SOFTMAX and SOFTMAX1 are not implemented).
 ActivationSoftmaxOperatorDesc.OPERATOR_TYPE = OperatorType.ACTIVATION_SOFTMAX
 ActivationSoftmax1OperatorDesc.OPERATOR_TYPE = OperatorType.ACTIVATION_SOFTMAX1
+
+#: The fused-only descriptors by operator type, for readers of a nested FusedActivation by its DML name.
+FUSED_ONLY_CLASSES: dict[OperatorType, type[OperatorDesc]] = {
+    OperatorType.ACTIVATION_SOFTMAX: ActivationSoftmaxOperatorDesc,
+    OperatorType.ACTIVATION_SOFTMAX1: ActivationSoftmax1OperatorDesc,
+}

@@ -78,12 +78,13 @@ class ConvolutionOperatorDesc(OperatorDesc):
     output_tensor: TensorDesc
     mode: ConvolutionMode = ConvolutionMode.CROSS_CORRELATION
     direction: ConvolutionDirection = ConvolutionDirection.FORWARD
-    dimension_count: int | None = None
-    strides: tuple[int, ...] | None = None
-    dilations: tuple[int, ...] | None = None
-    start_padding: tuple[int, ...] | None = None
-    end_padding: tuple[int, ...] | None = None
-    output_padding: tuple[int, ...] | None = None
+    # None (the default) is filled in by __post_init__: readers always see an int and tuples of ints.
+    dimension_count: int = None  # type: ignore[assignment]
+    strides: tuple[int, ...] = None  # type: ignore[assignment]
+    dilations: tuple[int, ...] = None  # type: ignore[assignment]
+    start_padding: tuple[int, ...] = None  # type: ignore[assignment]
+    end_padding: tuple[int, ...] = None  # type: ignore[assignment]
+    output_padding: tuple[int, ...] = None  # type: ignore[assignment]
     group_count: int = 1
     fused_activation: OperatorDesc | None = None
 
@@ -116,32 +117,26 @@ class ConvolutionOperatorDesc(OperatorDesc):
     @property
     def spatial_count(self) -> int:
         """DimensionCount: the number of spatial axes (the tensors' last ones)."""
-        assert self.dimension_count is not None
         return self.dimension_count
 
     @property
     def spatial_strides(self) -> tuple[int, ...]:
-        assert self.strides is not None
         return self.strides
 
     @property
     def spatial_dilations(self) -> tuple[int, ...]:
-        assert self.dilations is not None
         return self.dilations
 
     @property
     def spatial_start_padding(self) -> tuple[int, ...]:
-        assert self.start_padding is not None
         return self.start_padding
 
     @property
     def spatial_end_padding(self) -> tuple[int, ...]:
-        assert self.end_padding is not None
         return self.end_padding
 
     @property
     def spatial_output_padding(self) -> tuple[int, ...]:
-        assert self.output_padding is not None
         return self.output_padding
 
     @property
