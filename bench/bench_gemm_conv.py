@@ -301,9 +301,11 @@ def conv_reference(x: Array, w: Array, bias: Array, strides: Sequence[int], pads
 
 
 def conv(batch: int, channels: int, out_channels: int, spatial: tuple[int, ...], kernel: int, *, stride: int = 1,
-         pad: int = 0, groups: int = 1, transposed: bool = False) -> Callable[[np.random.Generator, bool], Spec]:
+         pad: int = 0, groups: int = 1, transposed: bool = False, owned_weights: bool = True) -> Callable[
+             [np.random.Generator, bool], Spec]:
     """A convolution with a Bias and a fused RELU: x [N, C, *S]; forward filter [Co, C/g, *K], transposed
-    (BACKWARD) filter [C, Co/g, *K] (ONNX ConvTranspose's layout, which DirectML's BACKWARD takes as it is)."""
+    (BACKWARD) filter [C, Co/g, *K] (ONNX ConvTranspose's layout, which DirectML's BACKWARD takes as it is). The
+    filter and the bias are OWNED_BY_DML unless `owned_weights` is false."""
 
     def build(rng: np.random.Generator, smoke: bool) -> Spec:
         n = 1 if smoke else batch
@@ -323,7 +325,7 @@ def conv(batch: int, channels: int, out_channels: int, spatial: tuple[int, ...],
                 n * out_channels * math.prod(out_sizes) * (channels // groups) * kernel ** nd)
         f32 = "FLOAT32"
 
-        owned = dml.TensorFlags.OWNED_BY_DML
+        owned = dml.TensorFlags.OWNED_BY_DML if owned_weights else dml.TensorFlags.NONE
 
         def desc_of(fused: bool) -> dml.OperatorDesc:
             return dml.ConvolutionOperatorDesc(
@@ -373,7 +375,8 @@ def conv(batch: int, channels: int, out_channels: int, spatial: tuple[int, ...],
         plain = (lambda: desc_of(False), [x, w, None])
         notes = ["PyTorch: its convolution allocates the result; the RELU is a clamp_min into the output"]
         return Spec(2.0 * macs, lambda: desc_of(True), [x, w, bias], out_shape, np.float32, reference, numpy_call,
-                    torch_call, onnx_graph, plain=plain, notes=notes, owned=(1, 2))
+                    torch_call, onnx_graph, plain=plain, notes=notes,
+                    owned=(1, 2) if owned_weights else ())
     return build
 
 
