@@ -427,6 +427,13 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
         "MEAN_VARIANCE_NORMALIZATION": {"input_tensor": x4, "scale_tensor": x4, "bias_tensor": x4, "output_tensor": x4,
                                         "cross_channel": False, "normalize_variance": True, "epsilon": 1e-5,
                                         "fused_activation": None},
+        "GEMM": {"a_tensor": T([2, 3]), "b_tensor": T([3, 2]), "c_tensor": T([2, 2]), "output_tensor": T([2, 2]),
+                 "trans_a": "NONE", "trans_b": "NONE", "alpha": 1.0, "beta": 1.0,
+                 "fused_activation": dml.ActivationReluOperatorDesc()},
+        "CONVOLUTION": {"input_tensor": T([1, 1, 3, 3]), "filter_tensor": x4, "bias_tensor": T([1, 1, 1, 1]),
+                        "output_tensor": x4, "mode": "CROSS_CORRELATION", "direction": "FORWARD",
+                        "dimension_count": 2, "strides": [1, 1], "dilations": [1, 1], "start_padding": [0, 0],
+                        "end_padding": [0, 0], "output_padding": [0, 0], "group_count": 1, "fused_activation": None},
     }[name]
 
 
@@ -717,7 +724,8 @@ def all_slots() -> list[Slot]:
 
 CANONICAL = (int, float, bool, str, type(None))
 CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection,
-                   dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias)
+                   dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias, dml.MatrixTransform, dml.ConvolutionMode,
+                   dml.ConvolutionDirection)
 
 
 def check_canonical(value: object) -> None:

@@ -539,7 +539,8 @@ def to_read_layout(label: str, dtype: object, shape: object, size: int) -> tuple
         dims[dims.index(-1)] = size // step
     needed = math.prod(dims) * itemsize
     if needed > size:
-        raise _binding_error(f"{label}: shape {dims} of {numpy_dtype} needs {needed} bytes; the buffer holds {size}")
+        raise _binding_error(f"{label}: shape [{', '.join(map(_int_text, dims))}] of {numpy_dtype} needs "
+                             f"{_int_text(needed)} bytes; the buffer holds {size}")
     return numpy_dtype, tuple(dims)
 
 
@@ -561,6 +562,6 @@ def to_write_bytes(label: str, data: object, offset: object, size: int) -> tuple
         raise _binding_error(f"{label}: data is {describe(data)}{why}; it must be {_DATA_ALLOWED}")
     raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
     if start < 0 or start % 4 or start + raw.size > size:
-        raise _binding_error(f"{label}: {raw.size} bytes at offset {start} do not fit a buffer of {size} bytes (the "
-                             f"offset must be a multiple of 4)")
+        raise _binding_error(f"{label}: {raw.size} bytes at offset {_int_text(start)} do not fit a buffer of {size} "
+                             f"bytes (the offset must be a multiple of 4)")
     return raw, start
