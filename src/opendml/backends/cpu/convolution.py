@@ -1,5 +1,5 @@
 """CONVOLUTION on the CPU: forward and backward (transposed), 1 to 3 spatial dimensions, groups, as GEMMs over a
-"wide grid" of the input, in numba's threads, with BLAS's single-threaded sgemm/dgemm per tile.
+"wide grid" of the input, in numba's threads, with BLAS's single-threaded sgemm per tile.
 
 The plan (compile time, descriptor only) turns every convolution into phases of stride-1 convolutions over a source
 grid. A forward convolution of stride S splits the (padded) input into S^d phases, source[c, a, j] = input[c, j S +
@@ -24,7 +24,7 @@ fused ELEMENT_WISE_CLIP (its formula maximum(Min, minimum(x, Max)) with math.py'
 type, through the output's strides (NHWC included).
 
 Each thread builds the source of its (batch, group) in its own buffer (FLOAT16 widened exactly; any input strides),
-except where the input is itself the source grid (FLOAT32 or FLOAT64, forward, stride 1, no padding, the spatial
+except where the input is itself the source grid (FLOAT32, forward, stride 1, no padding, the spatial
 dimensions contiguous: 1x1 convolutions read the input in place). The filter is packed into per-phase
 [Groups, Cog, taps, Cig] matrices once per dispatch, or once at `initialize` for a filter owned by DML.
 OpenBLAS runs on one thread meanwhile (convolution_blas.one_blas_thread): numba's threads share the tiles.
@@ -32,7 +32,7 @@ OpenBLAS runs on one thread meanwhile (convolution_blas.one_blas_thread): numba'
 Numerics: FLOAT32 accumulates in FLOAT32, by BLAS's blocked GEMM (Cig products per tap in register tiles, the
 taps' partial sums added in order), error within gamma_(Cig x taps) = (Cig x taps) 2^-24 / (1 - ...) times the sum
 of the products' magnitudes; FLOAT16 is widened exactly, accumulated the same way in FLOAT32 and rounded once on
-store; FLOAT64 through dgemm.
+store (the page's types: FLOAT32 and FLOAT16).
 """
 
 from __future__ import annotations
@@ -45,10 +45,11 @@ from typing import Any, cast
 import numba
 import numpy as np
 
+from ...ops.activations import activation_values
 from ...ops.base import OperatorDesc
-from ...types import ConvolutionDirection, ConvolutionMode, DataType, ExecutionFlags, OperatorType
+from ...types import DataType, ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
-from .convolution_blas import DGEMM, NO_TRANS, SGEMM, gemm, one_blas_thread
+from .convolution_blas import NO_TRANS, SGEMM, gemm, one_blas_thread
 from .element_wise import activation_module
 from .element_wise import load_element as _load
 from .element_wise import store_element as _store
@@ -113,14 +114,13 @@ class ConvolutionPlan:
 def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     """The plan of a validated ConvolutionOperatorDesc."""
     x, w, y = desc.input_tensor, desc.filter_tensor, desc.output_tensor
-    backward = desc.direction == ConvolutionDirection.BACKWARD
-    flip = desc.mode == ConvolutionMode.CONVOLUTION
+    backward, flip = desc.is_backward, desc.flips_filter
     groups = desc.group_count
     cig, cog = desc.channels_per_group()
-    s = _spatial3(desc.strides, 1)
-    d = _spatial3(desc.dilations, 1)
-    ps = _spatial3(desc.start_padding, 0)
-    pe = _spatial3(desc.end_padding, 0)
+    s = _spatial3(desc.spatial_strides, 1)
+    d = _spatial3(desc.spatial_dilations, 1)
+    ps = _spatial3(desc.spatial_start_padding, 0)
+    pe = _spatial3(desc.spatial_end_padding, 0)
     ksz = _spatial3(w.sizes[2:], 1)
     isz = _spatial3(x.sizes[2:], 1)
     osz = _spatial3(y.sizes[2:], 1)
@@ -327,10 +327,8 @@ def _epilogue_keyed(stamp: str) -> Any:
         for o in range(geo[COG]):
             channel = g * geo[COG] + o
             row = acc[o * n:(o + 1) * n]
-            if geo[HAS_BIAS] != 0:
-                bias = _load(b, channel * geo[BIAS_STRIDE], tag)
-                for i in range(n):
-                    row[i] += bias
+            # -0 is the identity of addition (x + -0 is x, -0 included): no Bias adds nothing.
+            bias = _load(b, channel * geo[BIAS_STRIDE], tag) if geo[HAS_BIAS] != 0 else np.float32(-0.0)
             p = p0
             while p < p0 + n:
                 qz = p // gygx
@@ -339,25 +337,31 @@ def _epilogue_keyed(stamp: str) -> Any:
                 qx = rest - qy * gx
                 length = min(gx - qx, p0 + n - p)
                 lo, hi = p - p0, p - p0 + max(min(qx_count - qx, length), 0)
-                if qy < qy_count and hi > lo:
-                    base = y_base + channel * geo[OUT_C] + \
-                        (qz * geo[OUT_STEP] + phase[PH_R]) * geo[OUT_STRIDE] + \
-                        (qy * geo[OUT_STEP + 1] + phase[PH_R + 1]) * geo[OUT_STRIDE + 1] + \
-                        (qx * geo[OUT_STEP + 2] + phase[PH_R + 2]) * geo[OUT_STRIDE + 2]
-                    if code in (_NONE, _IDENTITY):
-                        for i in range(hi - lo):
-                            _store(y, base + i * step, row[lo + i], tag)
-                    elif code == _CLIP:
-                        low, high = row.dtype.type(p1), row.dtype.type(p2)
-                        for i in range(hi - lo):
-                            _store(y, base + i * step, m_maximum(low, m_minimum(row[lo + i], high)), tag)
-                    elif step == 1:
+                p += length
+                if qy >= qy_count or hi <= lo:
+                    continue
+                base = y_base + channel * geo[OUT_C] + \
+                    (qz * geo[OUT_STEP] + phase[PH_R]) * geo[OUT_STRIDE] + \
+                    (qy * geo[OUT_STEP + 1] + phase[PH_R + 1]) * geo[OUT_STRIDE + 1] + \
+                    (qx * geo[OUT_STEP + 2] + phase[PH_R + 2]) * geo[OUT_STRIDE + 2]
+                if code in (_NONE, _IDENTITY) and step == 1:
+                    for i in range(hi - lo):
+                        _store(y, base + i, row[lo + i] + bias, tag)
+                elif code in (_NONE, _IDENTITY):
+                    for i in range(hi - lo):
+                        _store(y, base + i * step, row[lo + i] + bias, tag)
+                elif code == _CLIP:
+                    for i in range(hi - lo):
+                        _store(y, base + i * step, m_maximum(p1, m_minimum(row[lo + i] + bias, p2)), tag)
+                else:
+                    for i in range(lo, hi):
+                        row[i] += bias
+                    if step == 1:
                         _activate_store(code, p1, p2, p3, row, lo, hi, y, base - lo, tag)
                     else:
                         _activate_store(code, p1, p2, p3, row, lo, hi, staged, -lo, tag)
                         for i in range(hi - lo):
                             y[base + i * step] = staged[i]
-                p += length
 
     return _epilogue
 
@@ -457,14 +461,9 @@ class ConvolutionKernel:
 
     def __init__(self, desc: Any) -> None:
         self.plan = plan_convolution(desc, numba.get_num_threads())
-        data_type = desc.output_tensor.data_type
-        half = data_type == DataType.FLOAT16
-        wide = data_type == DataType.FLOAT64
-        self._compute = np.dtype(np.float64 if wide else np.float32)
-        self._view = np.dtype(np.uint16) if half else np.dtype(data_type.numpy_dtype)
+        half = desc.output_tensor.data_type == DataType.FLOAT16
+        self._view = np.dtype(np.uint16) if half else np.dtype(np.float32)
         self._tag = F16_TAG if half else NATIVE_TAG
-        self._fn = DGEMM if wide else SGEMM
-        self._one = self._compute.type(1)
         self._dummy = np.zeros(1, self._view)
         self._packed: np.ndarray[Any, Any] | None = None
         values = [0.0, 0.0, 0.0]
@@ -473,20 +472,19 @@ class ConvolutionKernel:
             if int(activation.OPERATOR_TYPE) == _CLIP:
                 values = [float(np.float32(activation.min)), float(np.float32(activation.max)), 0.0]
             else:
-                from ...ops.activations import activation_values
                 values = [*activation_values(activation).values(), 0.0, 0.0, 0.0][:3]
         self._fparams = np.array(values, np.float64)
 
     def pack(self, filter_view: FlatArray) -> np.ndarray[Any, Any]:
         """The filter packed into the plan's per-tap matrices."""
         plan = self.plan
-        packed = np.empty(int(plan.geo[PACKED_SIZE]), self._compute)
+        packed = np.empty(int(plan.geo[PACKED_SIZE]), np.float32)
         _pack_filter(filter_view.view(self._view), packed, plan.geo, plan.phases, plan.taps, self._tag)
         return packed
 
-    def initialize(self, owned: Sequence[FlatArray | None]) -> None:
-        """Packs the filter once where it is owned by DML (bound at initialize: it does not change afterwards)."""
-        if len(owned) > 1 and owned[1] is not None:
+    def initialize(self, owned: dict[int, FlatArray]) -> None:
+        """Packs the filter (input slot 1) once where it is owned by DML: bound at initialize, it never changes."""
+        if 1 in owned:
             self._packed = self.pack(owned[1])
 
     def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
@@ -496,7 +494,7 @@ class ConvolutionKernel:
         bias = inputs[2]
         arguments = (cast(FlatArray, inputs[0]).view(view), packed,
                      self._dummy if bias is None else bias.view(view), outputs[0].view(view), plan.geo, plan.phases,
-                     plan.taps, plan.tiles, self._fparams, self._fn, self._one, self._tag)
+                     plan.taps, plan.tiles, self._fparams, SGEMM, np.float32(1), self._tag)
         with one_blas_thread():
             if plan.parallel:
                 with PARALLEL_LAUNCH:
