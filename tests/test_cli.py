@@ -148,8 +148,8 @@ def _desc(model: dict[str, Any]) -> dict[str, Any]:
 
 
 BROKEN_MODELS: list[tuple[str, Any, str]] = [
-    ("unknown operator", lambda m: m["dispatchables"]["sum"].__setitem__("type", "DML_OPERATOR_CONVOLUTION"),
-     r"dispatchables\.sum\.type: 'DML_OPERATOR_CONVOLUTION' is not an operator opendml implements \(`opendml ops` "
+    ("unknown operator", lambda m: m["dispatchables"]["sum"].__setitem__("type", "DML_OPERATOR_LSTM"),
+     r"dispatchables\.sum\.type: 'DML_OPERATOR_LSTM' is not an operator opendml implements \(`opendml ops` "
      r"lists the \d+ it does\)"),
     ("unknown field", lambda m: _desc(m).__setitem__("Axis", 3),
      r"dispatchables\.sum\.desc\.Axis: unknown field; expected one of Axes, AxisCount, Function, InputTensor, "
@@ -1016,7 +1016,7 @@ def test_dispatchables_opendml_does_not_run(tmp_path: Path, kind: str, fields: d
     ("DML_OPERATOR_GATHERND", "; did you mean DML_OPERATOR_GATHER_ND or DML_OPERATOR_GATHER_ND1?"),
     ("RELU", "; did you mean DML_OPERATOR_ACTIVATION_RELU or DML_OPERATOR_ACTIVATION_ELU or "
              "DML_OPERATOR_ACTIVATION_GELU?"),
-    ("DML_OPERATOR_CONVOLUTION", ""),
+    ("DML_OPERATOR_LSTM", ""),
     ("x" * 5000, ""),
 ])
 def test_unknown_operator_names_the_closest(tmp_path: Path, name: str, guess: str) -> None:
