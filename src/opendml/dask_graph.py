@@ -25,6 +25,19 @@ execution flags: the node's own operator, described for the chunk's shape, compi
   which is small), against the input with its gathered dimensions (those the index tuples address) in one chunk:
   they are rechunked automatically. The indices' batch dimensions follow the input's chunks, and the input's
   dimensions after the gathered ones keep theirs, so each output chunk reads one chunk of the input.
+- GEMM: blockwise over the output's batch, M and N chunks, each block the GEMM kernel on its blocks of A, B and C
+  (bound where they lie: a transpose folded into strides, a broadcast through zero strides). Where K is cut, a partial
+  product per K chunk by the GEMM kernel (FLOAT16 widened to FLOAT32; Alpha 1, no C, no activation), the partials
+  summed in float64, then Alpha * sum + Beta * C in float64, the fused activation by the GEMM kernel itself (FLOAT32:
+  C the value, A and B zeros) and one rounding to the data type (`_gemm_finish`). A fused SOFTMAX/SOFTMAX1 keeps the
+  axes it normalizes over in one chunk.
+- CONVOLUTION: blockwise over the batch's chunks and the spatial chunks; the channels, the filter and the bias in one
+  chunk. A spatial dimension is cut so that each output belongs to exactly one block (`_halo`: FORWARD moves the
+  input's cuts onto the stride's grid, y * S - StartPadding; BACKWARD keeps them), each block reads its halo from its
+  neighbour (Dask's `overlap`, the halo exchange `map_overlap` runs: the filter and bias cannot join map_overlap's
+  arrays, which must broadcast together), and runs the kernel with its own paddings: the array's StartPadding in its
+  first block, its EndPadding and OutputPadding in its last, and between blocks those that end each block's output
+  where the next one's begins. Chunks smaller than the halo are merged.
 - REDUCE, ARGMIN, ARGMAX: where the chunks hold whole reduced blocks, the operator on every chunk. Otherwise a
   partial per chunk, by the operator's kernel, combined in a tree (`dask.array.reduction`) by the REDUCE kernels over
   the partials: MIN/MAX by themselves; SUM, L1, SUM_SQUARE, AVERAGE, L2 and LOG_SUM as sums (AVERAGE, L2 and
@@ -66,12 +79,15 @@ import numpy as np
 from .device import Binding, CompiledOperator, Device, Operator
 from .errors import BindingError, DmlError, UnsupportedError
 from .layout import lay_out_input, tensor_view
+from .ops.activation_softmax import _FusedSoftmax
 from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
+from .ops.convolution import ConvolutionOperatorDesc
 from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
+from .ops.gemm import GemmOperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -79,7 +95,7 @@ from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc, reduced_sizes
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc, packed_strides
-from .types import DataType, ExecutionFlags, FeatureLevel, ReduceFunction
+from .types import ConvolutionDirection, DataType, ExecutionFlags, FeatureLevel, MatrixTransform, ReduceFunction
 
 __all__ = ["is_dask_array", "lower"]
 
@@ -573,6 +589,237 @@ def _lower_gather(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _
                         align_arrays=False, concatenate=True, token=_token(desc))
 
 
+# -- GEMM and CONVOLUTION ---------------------------------------------------------------------------------------------
+
+def _bound(data_type: DataType, block: Any) -> tuple[TensorDesc, NDArray]:
+    """A block bound where it lies, through its own strides (a transposed view, a zero-strided broadcast)."""
+    block = np.asarray(block)
+    return _block_binding(data_type, block, tuple(block.shape))
+
+
+def _whole_axes(activation: OperatorDesc | None, rank: int) -> tuple[int, ...]:
+    """The output dimensions a fused activation needs whole in one block: a softmax's axes (SOFTMAX's last, SOFTMAX1's
+    Axes); none for the element-wise ones."""
+    return activation.softmax_axes(rank) if isinstance(activation, _FusedSoftmax) else ()
+
+
+def _gemm_chunk(desc: GemmOperatorDesc, context: _Context, partial: bool, *blocks: Any) -> NDArray:
+    """GEMM on one block of A and B (and C): the node's operator for the block's sizes. A partial (one chunk of K):
+    FLOAT16 widened to FLOAT32, Alpha 1, no C, no activation, its sum kept unrounded in FLOAT32 (FLOAT64 for FLOAT64),
+    with a leading dimension of 1 for the K chunk it is."""
+    block_id: tuple[int, ...] = blocks[-1]
+    data_type = desc.output_tensor.data_type
+    a, b = np.asarray(blocks[0]), np.asarray(blocks[1])
+    c = np.asarray(blocks[2]) if len(blocks) > 3 else None
+    if partial and data_type == DataType.FLOAT16:
+        data_type, a, b = DataType.FLOAT32, a.astype(np.float32), b.astype(np.float32)
+    (a_tensor, a_memory), (b_tensor, b_memory) = _bound(data_type, a), _bound(data_type, b)
+    c_tensor, c_memory = _bound(data_type, c) if c is not None else (None, None)
+    transposed_a = desc.trans_a is MatrixTransform.TRANSPOSE
+    transposed_b = desc.trans_b is MatrixTransform.TRANSPOSE
+    sizes = (*a.shape[:-2], a.shape[-1 if transposed_a else -2], b.shape[-2 if transposed_b else -1])
+    output = _packed(data_type, sizes)
+    chunk = replace(desc, a_tensor=a_tensor, b_tensor=b_tensor, c_tensor=c_tensor, output_tensor=output)
+    if partial:
+        chunk = replace(chunk, alpha=1.0, beta=0.0, fused_activation=None)
+    try:
+        result = _run(chunk, context, [a_memory, b_memory, c_memory])[0]
+    except DmlError as error:
+        raise _in_chunk(error, f"{'partial product' if partial else 'output chunk'} {list(block_id)}") from None
+    return result[None] if partial else result
+
+
+def _gemm_finish(desc: GemmOperatorDesc, context: _Context, *blocks: Any) -> NDArray:
+    """One output block from the exact sum (float64) of its K chunks' partials: Alpha * sum + Beta * C in float64,
+    then the fused activation by the GEMM kernel itself (FLOAT32: C the value, A and B zeros, K 1) and one rounding
+    to the data type; without an activation, the one rounding of the float64 value."""
+    block_id: tuple[int, ...] = blocks[-1]
+    total = np.asarray(blocks[0], np.float64)
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    with np.errstate(all="ignore"):
+        value = np.float64(desc.alpha) * total
+        if len(blocks) > 2:
+            value = value + np.float64(desc.beta) * np.asarray(blocks[1], np.float64)
+        if desc.fused_activation is None:
+            return value.astype(dtype)
+        wide = DataType.FLOAT64 if dtype == np.float64 else DataType.FLOAT32
+        value = value.astype(wide.numpy_dtype)
+    zeros = np.zeros(1, wide.numpy_dtype)
+    batch = value.shape[:-2]
+    m, n = value.shape[-2:]
+    broadcast = (0,) * len(batch)
+    finish = replace(desc, a_tensor=TensorDesc(wide, (*batch, m, 1), (*broadcast, 0, 0)),
+                     b_tensor=TensorDesc(wide, (*batch, 1, n), (*broadcast, 0, 0)), c_tensor=_packed(wide, value.shape),
+                     output_tensor=_packed(wide, value.shape), trans_a=MatrixTransform.NONE,
+                     trans_b=MatrixTransform.NONE, alpha=1.0, beta=1.0)
+    try:
+        activated = _run(finish, context, [zeros, zeros, value])[0]
+    except DmlError as error:
+        raise _in_chunk(error, f"output chunk {list(block_id)}") from None
+    with np.errstate(over="ignore"):  # FLOAT32 beyond FLOAT16's range rounds to infinity, as on one machine
+        return activated.astype(dtype)
+
+
+def _lower_gemm(desc: GemmOperatorDesc, context: _Context, a: DaskArray, b: DaskArray, c: DaskArray | None
+                ) -> DaskArray:
+    """GEMM blockwise over the output's batch, M and N chunks; over chunks of K, a partial product per K chunk, summed
+    exactly (float64) and finished by `_gemm_finish`."""
+    da = _dask_array()
+    core = importlib.import_module("dask.array.core")
+    block_ids = importlib.import_module("dask.layers").ArrayBlockIdDep
+
+    output = desc.output_tensor
+    rank = output.dimension_count
+    batch, m, n, k = tuple(range(rank - 2)), rank - 2, rank - 1, rank    # Dask's index labels
+    _, _, _, depth = desc.matrix_sizes()
+    operands = [(a, (*batch, k, m) if desc.trans_a is MatrixTransform.TRANSPOSE else (*batch, m, k)),
+                (b, (*batch, n, k) if desc.trans_b is MatrixTransform.TRANSPOSE else (*batch, k, n))]
+    if c is not None:
+        operands.append((c, (*batch, m, n)))
+    sizes = {**dict(enumerate(output.sizes)), k: depth}
+    whole = _whole_axes(desc.fused_activation, rank)
+    cuts: dict[int, tuple[int, ...]] = {}
+    for label, size in sizes.items():
+        chunkings = [array.chunks[index.index(label)] for array, index in operands if label in index]
+        cuts[label] = (size,) if label in whole else core.common_blockdim(chunkings)
+    operands = [(array.rechunk({dim: cuts[label] for dim, label in enumerate(index)}), index)
+                for array, index in operands]
+    arguments = [part for operand in operands for part in operand]
+    out_index = tuple(range(rank))
+    chunks = tuple(cuts[label] for label in out_index)
+    dtype = output.data_type.numpy_dtype
+    if len(cuts[k]) == 1:
+        result = da.blockwise(functools.partial(_gemm_chunk, desc, context, False), out_index, *arguments,
+                              block_ids(chunks), out_index, adjust_chunks=dict(enumerate(chunks)), dtype=dtype,
+                              meta=_meta(rank, dtype), align_arrays=False, concatenate=True, token=_token(desc))
+        _check_chunk_limits(desc, [array for array, _ in operands] + [None] * (c is None), [result])
+        return result
+    partial_index = (k, *out_index)
+    partial_chunks = ((1,) * len(cuts[k]), *chunks)
+    partial_dtype = np.dtype(np.float64 if dtype == np.float64 else np.float32)
+    partials = da.blockwise(functools.partial(_gemm_chunk, desc, context, True), partial_index, *arguments[:4],
+                            block_ids(partial_chunks), partial_index,
+                            adjust_chunks=dict(zip(partial_index, partial_chunks, strict=True)), dtype=partial_dtype,
+                            meta=_meta(rank + 1, partial_dtype), align_arrays=False, concatenate=True,
+                            token=f"{_token(desc)}-partial")
+    total = partials.sum(axis=0, dtype=np.float64)
+    finish = [total, out_index, *arguments[4:]]
+    result = da.blockwise(functools.partial(_gemm_finish, desc, context), out_index, *finish, block_ids(chunks),
+                          out_index, adjust_chunks=dict(enumerate(chunks)), dtype=dtype, meta=_meta(rank, dtype),
+                          align_arrays=False, concatenate=True, token=_token(desc))
+    _check_chunk_limits(desc, [array for array, _ in operands] + [None] * (c is None), [result])
+    return result
+
+
+@dataclass(frozen=True)
+class _Halo:
+    """How a CONVOLUTION cuts one spatial dimension: the input's chunks and the output's (block i of one makes block i
+    of the other), the halo every input chunk takes from its neighbours (before, after), and the paddings of each
+    block's own descriptor: the array's StartPadding in the first block, its EndPadding and OutputPadding in the last,
+    and between blocks what makes each block's output exactly its own outputs."""
+
+    input_chunks: tuple[int, ...]
+    output_chunks: tuple[int, ...]
+    depth: tuple[int, int]
+    start: tuple[int, int]                 # StartPadding of the first block, of every other one
+    end: tuple[tuple[int, int], ...]       # (EndPadding, OutputPadding) of every block but the last, of the last
+
+    def paddings(self, index: int) -> tuple[int, int, int]:
+        """(StartPadding, EndPadding, OutputPadding) of block `index`."""
+        end, extra = self.end[1] if index == len(self.output_chunks) - 1 else self.end[0]
+        return self.start[0] if index == 0 else self.start[1], end, extra
+
+
+def _halo(length: int, chunks: tuple[int, ...], kernel: int, stride: int, dilation: int, start: int, end: int,
+          extra: int, out: int, backward: bool) -> _Halo:
+    """The cut of one spatial dimension, as close to the input's chunks as the convolution allows.
+
+    FORWARD: output y reads the input from y*S - Ps to y*S - Ps + (k-1)*D, so input chunk boundaries fall on y*S - Ps
+    (the output's boundaries y, at the input's boundaries rounded to a multiple of the stride: each output belongs to
+    exactly one block), and a chunk takes (k-1)*D + 1 - S more elements after it. BACKWARD (transposed): input x
+    lands on x*S - Ps + k*D, so the input keeps its boundaries c, the output's fall on c*S - Ps, and a chunk takes
+    (k-1)*D // S elements before it; each block crops (EndPadding) or extends (OutputPadding) its output to end where
+    the next block's starts. Boundaries are dropped until every chunk holds at least its halo and every block at
+    least one input and one output element."""
+    extent = (kernel - 1) * dilation + 1
+    edges = np.cumsum(chunks)[:-1].tolist()
+    if backward:
+        depth = ((kernel - 1) * dilation // stride, 0)
+        inner = (depth[0] * stride, (max(0, extent - stride), max(0, stride - extent)))
+        candidates = [(edge, edge * stride - start) for edge in edges]
+    else:
+        depth = (0, max(0, extent - stride))
+        inner = (0, (0, 0))
+        outputs = [(edge + start + stride // 2) // stride for edge in edges]
+        candidates = [(y * stride - start, y) for y in outputs]
+    need = max(*depth, 1)
+    kept = [(0, 0)]
+    for edge, y in candidates:
+        if edge - kept[-1][0] >= need and length - edge >= need and kept[-1][1] < y < out:
+            kept.append((edge, y))
+    inputs = [edge for edge, _ in kept] + [length]
+    outputs = [y for _, y in kept] + [out]
+    return _Halo(tuple(np.diff(inputs).tolist()), tuple(np.diff(outputs).tolist()),
+                 depth if len(kept) > 1 else (0, 0), (start, inner[0]), (inner[1], (end, extra)))
+
+
+def _convolution_chunk(desc: ConvolutionOperatorDesc, context: _Context, halos: tuple[_Halo, ...], *blocks: Any
+                       ) -> NDArray:
+    """CONVOLUTION on one input block (with its halos), the filter and the bias: the node's operator for the block,
+    with the block's own paddings."""
+    block_id: tuple[int, ...] = blocks[-1]
+    x = np.asarray(blocks[0])
+    first = x.ndim - len(halos)
+    paddings = [halo.paddings(block_id[first + dim]) for dim, halo in enumerate(halos)]
+    start, end, extra = (tuple(values) for values in zip(*paddings, strict=True))
+    sizes = (x.shape[0], *desc.output_tensor.sizes[1:first],
+             *(halo.output_chunks[block_id[first + dim]] for dim, halo in enumerate(halos)))
+    data_type = desc.output_tensor.data_type
+    tensors = [_bound(data_type, block) for block in blocks[:-1]]
+    x_tensor, w_tensor = tensors[0][0], tensors[1][0]
+    bias_tensor = tensors[2][0] if len(tensors) > 2 else None
+    chunk = replace(desc, input_tensor=x_tensor, filter_tensor=w_tensor, bias_tensor=bias_tensor,
+                    output_tensor=_packed(data_type, sizes), start_padding=start, end_padding=end,
+                    output_padding=extra)
+    memories = [memory for _, memory in tensors] + [None] * (3 - len(tensors))
+    try:
+        return _run(chunk, context, memories)[0]
+    except DmlError as error:
+        raise _in_chunk(error, f"output chunk {list(block_id)}") from None
+
+
+def _lower_convolution(desc: ConvolutionOperatorDesc, context: _Context, x: DaskArray, w: DaskArray,
+                       bias: DaskArray | None) -> DaskArray:
+    """CONVOLUTION blockwise over the batch's chunks and the spatial chunks (`_halo`), the halos shared by Dask's
+    overlap (what `map_overlap` runs before its blocks); the channels, the filter and the bias in one chunk."""
+    da = _dask_array()
+    overlap = importlib.import_module("dask.array.overlap").overlap
+    block_ids = importlib.import_module("dask.layers").ArrayBlockIdDep
+
+    rank = x.ndim
+    first = rank - desc.spatial_count
+    backward = desc.direction is ConvolutionDirection.BACKWARD
+    out_sizes = desc.output_tensor.sizes
+    halos = tuple(_halo(x.shape[dim], x.chunks[dim], w.shape[dim], desc.strides[i], desc.dilations[i],
+                        desc.start_padding[i], desc.end_padding[i], desc.output_padding[i], out_sizes[dim], backward)
+                  for i, dim in enumerate(range(first, rank)))
+    x = x.rechunk({**{dim: -1 for dim in range(1, first)},
+                   **{first + i: halo.input_chunks for i, halo in enumerate(halos)}})
+    spatial = {first + i: halo.depth for i, halo in enumerate(halos) if halo.depth != (0, 0)}
+    if spatial:
+        x = overlap(x, depth=spatial, boundary={dim: "none" for dim in spatial}, allow_rechunk=False)
+    _check_largest_chunk(desc, "InputTensor", x)     # as the blocks the kernel sees, halos included
+    chunks = (x.chunks[0], *((size,) for size in out_sizes[1:first]), *(halo.output_chunks for halo in halos))
+    index = tuple(range(rank))
+    arguments = [x, index, w.rechunk(-1), tuple(range(rank, 2 * rank))]
+    if bias is not None:
+        arguments += [bias.rechunk(-1), tuple(range(2 * rank, 3 * rank))]
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    return da.blockwise(functools.partial(_convolution_chunk, desc, context, halos), index, *arguments,
+                        block_ids(chunks), index, adjust_chunks=dict(enumerate(chunks)), dtype=dtype,
+                        meta=_meta(rank, dtype), align_arrays=False, concatenate=True, token=_token(desc))
+
+
 # -- the element-wise operators -------------------------------------------------------------------------------------
 
 def _real_dimensions(desc: TensorDesc) -> list[int]:
@@ -820,6 +1067,10 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         return [_lower_one_hot(desc, context, x, inputs[1])]
     if isinstance(desc, (GatherNd1OperatorDesc, GatherNdOperatorDesc)):
         return [_lower_gather(desc, context, x, inputs[1])]
+    if isinstance(desc, GemmOperatorDesc):
+        return [_lower_gemm(desc, context, x, inputs[1], inputs[2])]
+    if isinstance(desc, ConvolutionOperatorDesc):
+        return [_lower_convolution(desc, context, x, inputs[1], inputs[2])]
     raise UnsupportedError(f"{desc.label} has no Dask lowering")
 
 
