@@ -1,0 +1,68 @@
+// The tiled matrix product shared by GEMM and CONVOLUTION (an implicit GEMM): out(m, n) = sum_k a(m, k) b(k, n) for
+// every batch (GEMM's batch, CONVOLUTION's group), each of M x N x K specialized into this shader as constants.
+// The operator supplies `start(batch)` (per-work-group offsets into private variables), `a_value(m, k)` and
+// `b_value(k, n)` (called only inside the matrices) and `store(m, n, value)` (the epilogue: Alpha, Beta * C or Bias,
+// the fused activation, the write).
+//
+// A work-group of 256 invocations computes a TM x 64 tile of the output (TM = 16 RM): invocation (tx, ty) the RM x 4
+// outputs of rows ty RM.., columns 4 tx... K is walked 16 at a time: the work-group loads a TM x 16 tile of a and a
+// 16 x 64 tile of b into workgroup memory (each invocation RM and 4 elements, in the order that walks the tensor's
+// memory contiguously: A_FIRST / B_FIRST), then every invocation multiplies them from workgroup memory, four columns
+// of b at a time (vec4). Each 16-term block is summed apart and added to the running sums: a blocked summation.
+// Work-group w (numbered x + y * groups.x) takes the tile (w % TILES_N, (w / TILES_N) % TILES_M) of batch
+// w / (TILES_N TILES_M).
+
+var<workgroup> tile_a: array<f32, {TILE_A}>;          // [k][m]
+var<workgroup> tile_b: array<vec4<f32>, 256>;         // [k][n / 4]
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {
+    let w = wid.x + wid.y * groups.x;
+    if (w >= {TILES}u) { return; }
+    let rest = w / {TILES_N}u;
+    let n0 = (w % {TILES_N}u) * 64u;
+    let m0 = (rest % {TILES_M}u) * {TM}u;
+    start(rest / {TILES_M}u);
+    let tx = t % 16u;
+    let ty = t / 16u;
+    var acc: array<vec4<f32>, {RM}>;
+    for (var k0 = 0u; k0 < {K}u; k0 += 16u) {
+        for (var r = 0u; r < {RM}u; r++) {
+            let e = t + 256u * r;
+{A_FIRST}
+            let gm = m0 + m;
+            let gk = k0 + k;
+            var v = 0.0;
+            if (gm < {M}u && gk < {K}u) { v = a_value(gm, gk); }
+            tile_a[k * {TM}u + m] = v;
+        }
+        for (var r = 0u; r < 4u; r++) {
+            let e = t + 256u * r;
+{B_FIRST}
+            let gn = n0 + n;
+            let gk = k0 + k;
+            var v = 0.0;
+            if (gn < {N}u && gk < {K}u) { v = b_value(gk, gn); }
+            tile_b[k * 16u + n / 4u][n % 4u] = v;
+        }
+        workgroupBarrier();
+        var part: array<vec4<f32>, {RM}>;
+{ZEROS}
+        for (var k = 0u; k < 16u; k++) {
+            let b = tile_b[k * 16u + tx];
+            let a = k * {TM}u + ty * {RM}u;
+{PRODUCTS}
+        }
+{SUMS}
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < {RM}u; i++) {
+        let m = m0 + ty * {RM}u + i;
+        if (m >= {M}u) { break; }
+        for (var j = 0u; j < 4u; j++) {
+            let n = n0 + tx * 4u + j;
+            if (n < {N}u) { store(m, n, acc[i][j]); }
+        }
+    }
+}
