@@ -49,13 +49,17 @@ ENUM_PREFIXES: dict[type[Any], str] = {DataType: "DML_TENSOR_DATA_TYPE_"}
 DescClass = Any   # an OperatorDesc subclass (ops/base.py imports this module, so it is not named here)
 
 
-def operator_class(registry: Mapping[OperatorType, DescClass], type_name: str, path: str) -> DescClass:
-    """The registered descriptor class of an operator's name (DML_OPERATOR_REDUCE or REDUCE)."""
+def operator_class(registry: Mapping[OperatorType, DescClass], type_name: str, path: str,
+                   fused_only: Mapping[OperatorType, DescClass] | None = None) -> DescClass:
+    """The registered descriptor class of an operator's name (DML_OPERATOR_REDUCE or REDUCE); with `fused_only`, also
+    the classes that exist only as a FusedActivation (GEMM's SOFTMAX and SOFTMAX1)."""
     try:
         operator_type = parse_enum(OperatorType, type_name, "DML_OPERATOR_")
     except DmlError:
         operator_type = None
     desc_type = registry.get(operator_type) if operator_type is not None else None
+    if desc_type is None and fused_only is not None and operator_type is not None:
+        desc_type = fused_only.get(operator_type)
     if desc_type is None:
         names = sorted(kind.dml_name for kind in registry)
         raise ModelError(path, f"{describe(type_name)} is not an operator opendml implements{_guess(type_name, names)}"
@@ -79,8 +83,10 @@ def _guess(name: str, names: list[str]) -> str:
     return f"; did you mean {' or '.join(found)}?" if found else ""
 
 
-def read_operator_desc(path: str, desc_type: DescClass, spec: dict[str, Any]) -> Any:
-    """A descriptor of `desc_type` from its DML-named fields (`spec`); `path` names `spec` in messages."""
+def read_operator_desc(path: str, desc_type: DescClass, spec: dict[str, Any], *, fused: bool = False) -> Any:
+    """A descriptor of `desc_type` from its DML-named fields (`spec`); `path` names `spec` in messages. `fused`: a
+    nested FusedActivation, whose tensors are absent (None), as DxDispatch reads it (the fusing operator's tensors
+    carry the data); one given anyway is read, for the descriptor's rules to judge."""
     fields = fields_of(desc_type)
     known = {item.dml_name for item in fields} | {item.count_name for item in fields if item.count_name}
     no_unknown(spec, path, known)
@@ -88,7 +94,7 @@ def read_operator_desc(path: str, desc_type: DescClass, spec: dict[str, Any]) ->
     for item in fields:
         item_path = f"{path}.{item.dml_name}"
         if item.dml_name not in spec:
-            if item.optional:
+            if item.optional or (fused and item.kind is Kind.TENSOR):
                 if not item.has_default:  # an optional tensor or operator left out of the JSON: DML's null
                     kwargs[item.python_name] = None
                 continue
@@ -144,11 +150,13 @@ def _field_value(desc_type: DescClass, item: Field, path: str, value: Any, read:
         return None
     expect(value, dict, path, "an operator desc object with Type")
     type_name = require(value, "Type", path, str)
-    nested_type = operator_class(desc_type.registry, type_name, f"{path}.Type")
+    from ..ops.activation_softmax import FUSED_ONLY_CLASSES  # here: ops/base.py imports this module
+    nested_type = operator_class(desc_type.registry, type_name, f"{path}.Type", FUSED_ONLY_CLASSES)
     if "Desc" in value:
         no_unknown(value, path, WRAPPED_KEYS)
-        return read_operator_desc(f"{path}.Desc", nested_type, require(value, "Desc", path, dict))
-    return read_operator_desc(path, nested_type, {key: entry for key, entry in value.items() if key != "Type"})
+        return read_operator_desc(f"{path}.Desc", nested_type, require(value, "Desc", path, dict), fused=True)
+    return read_operator_desc(path, nested_type, {key: entry for key, entry in value.items() if key != "Type"},
+                              fused=True)
 
 
 def read_scale_bias(path: str, value: Any) -> ScaleBias:

@@ -23,8 +23,11 @@ from ..ops.structs import ScaleBias
 from ..tensor import TensorDesc
 from ..types import DataType
 
-#: DML's count field for an array field whose count name is not simply the singular form.
-COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount"}
+#: DML's count field for an array field whose count name is not simply the singular form. CONVOLUTION's five arrays
+#: share one count, DimensionCount, itself a field of the struct (read before them; each array must have that many).
+COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount",
+                **dict.fromkeys(("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding"),
+                                "DimensionCount")}
 
 
 class Kind(enum.Enum):
