@@ -85,6 +85,11 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
                                                                "DECREASING"),
         dml.ArgMaxOperatorDesc: lambda: dml.ArgMaxOperatorDesc(T(F32, [2, 3]), T("UINT32", [2, 1]), [1],
                                                                "INCREASING"),
+        dml.GemmOperatorDesc: lambda: dml.GemmOperatorDesc(T(F32, [3, 2]), T(F32, [3, 2]), T(F32, [2, 2]),
+                                                           T(F32, [2, 2]), "TRANSPOSE", "NONE", 0.5, 2.0, linear),
+        dml.ConvolutionOperatorDesc: lambda: dml.ConvolutionOperatorDesc(
+            T(F32, [1, 2, 3]), T(F32, [2, 1, 2]), T(F32, [1, 2, 1]), T(F32, [1, 2, 2]), "CONVOLUTION", "FORWARD", 1,
+            [2], [1], [1], [0], [0], 2, linear),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

@@ -236,7 +236,7 @@ class ConvolutionOperatorDesc(OperatorDesc):
         if self.is_backward:
             if kernel[0] != channels:
                 raise ValidationError(f"{operator}: FilterTensor.Sizes[0] is {kernel[0]}; with Direction BACKWARD "
-                                      f"it must equal InputTensor.Sizes[1] ({channels}): the filter is {{input "
+                                      f"it must equal InputTensor.Sizes[1] ({channels}), the filter being {{input "
                                       f"channels, output channels / GroupCount, spatial...}}")
             return
         if kernel[0] % groups:
@@ -244,8 +244,8 @@ class ConvolutionOperatorDesc(OperatorDesc):
                                   f"({kernel[0]} output channels); it must divide both channel counts")
         if kernel[1] * groups != channels:
             raise ValidationError(f"{operator}: FilterTensor.Sizes[1] is {kernel[1]}; it must be "
-                                  f"{channels // groups} (InputTensor.Sizes[1] {channels} / GroupCount {groups}): "
-                                  f"the filter is {{output channels, input channels / GroupCount, spatial...}}")
+                                  f"{channels // groups} (InputTensor.Sizes[1] {channels} / GroupCount {groups}), "
+                                  f"the filter being {{output channels, input channels / GroupCount, spatial...}}")
 
     def _check_spatial(self, operator: str) -> None:
         first = self.input_tensor.dimension_count - self.spatial_count
@@ -262,15 +262,17 @@ class ConvolutionOperatorDesc(OperatorDesc):
             extent = (self.filter_tensor.sizes[first + axis] - 1) * dilation + 1
             padding = self.spatial_start_padding[axis] + self.spatial_end_padding[axis]
             if not self.is_backward and extent > size + padding:
-                raise ValidationError(f"{operator}: the dilated filter spans {extent} on spatial axis {axis} "
-                                      f"(FilterTensor.Sizes[{first + axis}] with Dilations[{axis}] {dilation}); "
-                                      f"it must fit the padded input, InputTensor.Sizes[{first + axis}] {size} + "
-                                      f"StartPadding + EndPadding {padding}")
+                raise ValidationError(f"{operator}: FilterTensor.Sizes[{first + axis}] is "
+                                      f"{self.filter_tensor.sizes[first + axis]}, which with Dilations[{axis}] "
+                                      f"{dilation} spans {extent}; it must fit the padded input, "
+                                      f"InputTensor.Sizes[{first + axis}] {size} + StartPadding + EndPadding "
+                                      f"{padding}")
             if self.is_backward and (size - 1) * stride + extent + extra <= padding:
-                raise ValidationError(f"{operator}: StartPadding[{axis}] + EndPadding[{axis}] is {padding}; with "
-                                      f"Direction BACKWARD it must be less than (in - 1) * S + (k - 1) * D + 1 + "
-                                      f"OutputPadding = {(size - 1) * stride + extent + extra} on spatial axis "
-                                      f"{axis}, for an output of at least one element")
+                raise ValidationError(f"{operator}: StartPadding[{axis}] is {self.spatial_start_padding[axis]} and "
+                                      f"EndPadding[{axis}] {self.spatial_end_padding[axis]}; with Direction BACKWARD "
+                                      f"their sum must be less than (in - 1) * S + (k - 1) * D + 1 + OutputPadding = "
+                                      f"{(size - 1) * stride + extent + extra} on spatial axis {axis}, for an output "
+                                      f"of at least one element")
 
     def _formula_text(self) -> str:
         if self.is_backward:

@@ -71,5 +71,5 @@ def _check_absent_tensors(operator: str, activation: OperatorDesc) -> None:
     for name, field in (("InputTensor", "input_tensor"), ("OutputTensor", "output_tensor")):
         if getattr(activation, field, None) is not None:
             raise ValidationError(f"{operator}: FusedActivation.{name} is set; a fused activation's InputTensor "
-                                  f"and OutputTensor must be absent (None): the fusing operator's tensors carry "
+                                  f"and OutputTensor must be absent (None), since the fusing operator's tensors carry "
                                   f"the data")

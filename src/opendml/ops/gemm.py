@@ -105,9 +105,9 @@ class GemmOperatorDesc(OperatorDesc):
         a_k, a_k_dim = self._k_of("A")
         b_k, b_k_dim = self._k_of("B")
         if a_k != b_k:
-            raise ValidationError(f"{operator}: K differs: BTensor.Sizes[{b_k_dim}] is {b_k} with TransB "
-                                  f"{self.trans_b.name}; it must equal ATensor.Sizes[{a_k_dim}] ({a_k}, K with TransA "
-                                  f"{self.trans_a.name})")
+            raise ValidationError(f"{operator}: BTensor.Sizes[{b_k_dim}] is {b_k}; it must equal "
+                                  f"ATensor.Sizes[{a_k_dim}] ({a_k}), the K of both with TransA {self.trans_a.name} "
+                                  f"and TransB {self.trans_b.name}")
         expected = [*batch, m, n]
         for name, tensor in (("ATensor", self.a_tensor), ("BTensor", self.b_tensor)):
             if list(tensor.sizes[:-2]) != list(batch):
