@@ -605,7 +605,7 @@ def _whole_axes(activation: OperatorDesc | None, rank: int) -> tuple[int, ...]:
 
 def _gemm_chunk(desc: GemmOperatorDesc, context: _Context, partial: bool, *blocks: Any) -> NDArray:
     """GEMM on one block of A and B (and C): the node's operator for the block's sizes. A partial (one chunk of K):
-    FLOAT16 widened to FLOAT32, Alpha 1, no C, no activation, its sum kept unrounded in FLOAT32 (FLOAT64 for FLOAT64),
+    FLOAT16 widened to FLOAT32, Alpha 1, no C, no activation, its sum kept in FLOAT32 (the accumulator of both types),
     with a leading dimension of 1 for the K chunk it is."""
     block_id: tuple[int, ...] = blocks[-1]
     data_type = desc.output_tensor.data_type
@@ -630,9 +630,9 @@ def _gemm_chunk(desc: GemmOperatorDesc, context: _Context, partial: bool, *block
 
 
 def _gemm_finish(desc: GemmOperatorDesc, context: _Context, *blocks: Any) -> NDArray:
-    """One output block from the exact sum (float64) of its K chunks' partials: Alpha * sum + Beta * C in float64,
-    then the fused activation by the GEMM kernel itself (FLOAT32: C the value, A and B zeros, K 1) and one rounding
-    to the data type; without an activation, the one rounding of the float64 value."""
+    """One output block from the float64 sum of its K chunks' partials: Alpha * sum + Beta * C in float64, then the
+    fused activation by the GEMM kernel itself (FLOAT32, the compute type of both data types: C the value, A and B
+    zeros, K 1) and one rounding to the data type; without an activation, the one rounding of the float64 value."""
     block_id: tuple[int, ...] = blocks[-1]
     total = np.asarray(blocks[0], np.float64)
     dtype = desc.output_tensor.data_type.numpy_dtype
@@ -642,9 +642,9 @@ def _gemm_finish(desc: GemmOperatorDesc, context: _Context, *blocks: Any) -> NDA
             value = value + np.float64(desc.beta) * np.asarray(blocks[1], np.float64)
         if desc.fused_activation is None:
             return value.astype(dtype)
-        wide = DataType.FLOAT64 if dtype == np.float64 else DataType.FLOAT32
-        value = value.astype(wide.numpy_dtype)
-    zeros = np.zeros(1, wide.numpy_dtype)
+        value = value.astype(np.float32)
+    wide = DataType.FLOAT32
+    zeros = np.zeros(1, np.float32)
     batch = value.shape[:-2]
     m, n = value.shape[-2:]
     broadcast = (0,) * len(batch)
@@ -696,7 +696,7 @@ def _lower_gemm(desc: GemmOperatorDesc, context: _Context, a: DaskArray, b: Dask
         return result
     partial_index = (k, *out_index)
     partial_chunks = ((1,) * len(cuts[k]), *chunks)
-    partial_dtype = np.dtype(np.float64 if dtype == np.float64 else np.float32)
+    partial_dtype = np.dtype(np.float32)
     partials = da.blockwise(functools.partial(_gemm_chunk, desc, context, True), partial_index, *arguments[:4],
                             block_ids(partial_chunks), partial_index,
                             adjust_chunks=dict(zip(partial_index, partial_chunks, strict=True)), dtype=partial_dtype,
