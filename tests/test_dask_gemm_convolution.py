@@ -328,6 +328,29 @@ def test_convolution_backward_spatial_chunks_share_halos() -> None:
     same_bits(got, expected)
 
 
+def test_convolution_nhwc_through_strides_float16_with_fused_clip() -> None:
+    # The input held NHWC ([2, 8, 9, 3]) and read as NCHW through strides [216, 1, 27, 3]; FLOAT16; a fused CLIP to
+    # [-20, 30]; height and width cut. Height (kernel 3, stride 1, paddings 1): the cut at 3 stays, output 3 + 1 = 4;
+    # width (kernel 2, stride 2, EndPadding 1: output 5): the cut at 4 is on the grid, output 2, no halo.
+    rng = np.random.default_rng(13)
+    held = integers(rng, (2, 8, 9, 3), np.float16)
+    w = integers(rng, (5, 3, 3, 2), np.float16)
+    graph = dml.Graph(dml.Device())
+    x = graph.input(held.shape, "FLOAT16", name="x")
+    filt = graph.input(w.shape, "FLOAT16", name="w")
+    value, _ = reference_convolution(held.transpose(0, 3, 1, 2), w, None, strides=(1, 2), start_padding=(1, 0),
+                                     end_padding=(1, 1))
+    clip = dml.ElementWiseClipOperatorDesc(None, None, None, min=-20.0, max=30.0)
+    desc = dml.ConvolutionOperatorDesc(T("FLOAT16", (2, 3, 8, 9), (216, 1, 27, 3)), T("FLOAT16", w.shape), None,
+                                       T("FLOAT16", value.shape), strides=(1, 2), start_padding=(1, 0),
+                                       end_padding=(1, 1), fused_activation=clip)
+    compiled = graph.compile([node(graph, desc, x, filt, None)])
+    lazy, got, expected = run(compiled, {"x": held, "w": w}, {"x": (1, (3, 5), (4, 5), 3)})
+    assert lazy.chunks == ((1, 1), (5,), (4, 4), (2, 3))
+    assert np.array_equal(got, np.clip(value, -20, 30).astype(np.float16))
+    same_bits(got, expected)
+
+
 @st.composite
 def convolution_cases(draw: st.DrawFn) -> dict[str, Any]:
     count = draw(st.integers(1, 3))
