@@ -33,7 +33,7 @@ from typing import ClassVar
 from ..convert import to_enum, to_uint, to_uint_list
 from ..errors import ValidationError
 from ..support import F16, F32, L, SupportTable, check_support, row
-from ..tensor import TensorDesc
+from ..tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ..types import ConvolutionDirection, ConvolutionMode, FeatureLevel, OperatorType
 from .base import OperatorDesc, check_same_data_type, check_same_rank, require_tensor
 from .fused_activation import check_fused_activation
@@ -107,7 +107,9 @@ class ConvolutionOperatorDesc(OperatorDesc):
         object.__setattr__(self, "dimension_count", count)
         for name, field, default in ARRAYS:
             value = getattr(self, field)
-            items = (default,) * max(count, 0) if value is None else to_uint_list(operator, name, value)
+            # (at most MAX_DIMENSION_COUNT defaults: a DimensionCount beyond it is refused by validate)
+            items = ((default,) * min(count, MAX_DIMENSION_COUNT) if value is None
+                     else to_uint_list(operator, name, value))
             object.__setattr__(self, field, items)
         object.__setattr__(self, "group_count", to_uint(operator, "GroupCount", self.group_count))
         check_fused_activation_type(operator, self.fused_activation)
