@@ -36,7 +36,9 @@ from .graph import (
     arg_max,
     arg_min,
     broadcast_to,
+    convolution,
     gather_nd,
+    gemm,
     join,
     mean_variance_normalization,
     one_hot,
@@ -113,8 +115,8 @@ __all__ = [
     "activation_identity", "activation_leaky_relu", "activation_linear", "activation_parametric_softplus",
     "activation_relu", "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid",
     "activation_softplus", "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max",
-    "arg_min", "calc_buffer_tensor_size", "gather_nd", "join", "list_adapters", "mean_variance_normalization",
-    "one_hot", "reduce", "split",
+    "arg_min", "calc_buffer_tensor_size", "convolution", "gather_nd", "gemm", "join", "list_adapters",
+    "mean_variance_normalization", "one_hot", "reduce", "split",
 ]
 
 # The element-wise family's descriptor classes are generated from its rows (ops/elementwise.py): exported by name,

@@ -60,6 +60,7 @@ from .ops.activations import (
 )
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, check_tensor, logical_tensors, strides_overlap
+from .ops.convolution import ConvolutionOperatorDesc
 from .ops.elementwise import (
     ACTIVATION,
     CLASSES,
@@ -76,6 +77,7 @@ from .ops.elementwise import (
 )
 from .ops.elementwise import _snake as dml_field_name
 from .ops.gather_nd1 import GatherNd1OperatorDesc
+from .ops.gemm import GemmOperatorDesc
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -84,7 +86,18 @@ from .ops.reduce import ReduceOperatorDesc
 from .ops.split import SplitOperatorDesc
 from .ops.structs import ScaleBias
 from .tensor import TensorDesc, packed_strides
-from .types import AxisDirection, DataType, ExecutionFlags, OperatorType, ReduceFunction, TensorFlags, to_data_type
+from .types import (
+    AxisDirection,
+    ConvolutionDirection,
+    ConvolutionMode,
+    DataType,
+    ExecutionFlags,
+    MatrixTransform,
+    OperatorType,
+    ReduceFunction,
+    TensorFlags,
+    to_data_type,
+)
 
 __all__ = [
     "ELEMENT_WISE_FUNCTIONS", "CompiledGraph", "Expression", "FusedActivation", "Graph", "Operand", "PlannedBuffer",
@@ -92,7 +105,8 @@ __all__ = [
     "activation_leaky_relu", "activation_linear", "activation_parametric_softplus", "activation_relu",
     "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid", "activation_softplus",
     "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max", "arg_min", "broadcast_to",
-    "gather_nd", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split", "transpose",
+    "convolution", "gather_nd", "gemm", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split",
+    "transpose",
 ]
 
 NDArray = np.ndarray[Any, Any]
@@ -1182,6 +1196,113 @@ def broadcast_to(x: Expression, sizes: Sequence[int]) -> Expression:
                               f"rules: aligned from the last dimension, each size equal or 1)")
     source, view = _source(x)
     return _identity_view(graph, source, _broadcast_desc(view, target))
+
+
+# -- GEMM and CONVOLUTION: DirectMLX's dml::Gemm and dml::Convolution ----------------------------------------------
+
+def _fused_desc(fused_activation: object) -> Any:
+    """A fused_activation argument as the descriptor's FusedActivation: a dml.FusedActivation's desc; an operator
+    descriptor (a fused ELEMENT_WISE_CLIP, ACTIVATION_SOFTMAX, ...) or anything else as given, for the operator to
+    judge with its rules and messages."""
+    return fused_activation.desc if isinstance(fused_activation, FusedActivation) else fused_activation
+
+
+def gemm(a: Expression, b: Expression, c: Expression | None = None,
+         trans_a: MatrixTransform | str = MatrixTransform.NONE, trans_b: MatrixTransform | str = MatrixTransform.NONE,
+         alpha: float = 1.0, beta: float = 1.0,
+         fused_activation: FusedActivation | OperatorDesc | None = None) -> Expression:
+    """dml::Gemm -> DML_OPERATOR_GEMM: FusedActivation(alpha * op(a) x op(b) + beta * c), op = the matrix or its
+    transpose over the last two dimensions (trans_a, trans_b: "NONE" or "TRANSPOSE"). Output: a's data type, sizes
+    [batch..., M, N] with M and N from op(a) and op(b) (GemmOperatorDesc.matrix_sizes).
+
+    Beyond DirectMLX, which needs every tensor of the output's sizes: the leading (batch) sizes of a and b broadcast
+    by NumPy's rules (a missing or size-1 batch read through zero strides, as DML broadcasts), and c broadcasts to the
+    output's sizes (a bias row [N] is c = [N]). A transpose, reshape or broadcast_to feeding a, b or c is folded into
+    the strides GEMM reads (no IDENTITY runs for it). `fused_activation`: a dml.FusedActivation, or a fused
+    descriptor (ElementWiseClipOperatorDesc(None, None, None, min, max), ActivationSoftmaxOperatorDesc(), ...).
+
+    >>> g = Graph(Device()); a = g.input([2, 4, 3], "FLOAT32"); b = g.input([5, 3], "FLOAT32")
+    >>> gemm(a, b, trans_b="TRANSPOSE").sizes                       # b^T is [3, 5], used by both batches
+    (2, 4, 5)
+    """
+    label = "dml.gemm"
+    graph = _graph_of(label, ("c",), a=a, b=b, c=c)
+    (a_source, a_view), (b_source, b_view) = _source(a), _source(b)
+    if min(len(a.sizes), len(b.sizes)) >= 2:    # else GEMM refuses the rank, with its message
+        batch = _broadcast_sizes(label, {"a's batch": a.sizes[:-2], "b's batch": b.sizes[:-2]})
+        a_view = _broadcast_desc(a_view, batch + a.sizes[-2:])
+        b_view = _broadcast_desc(b_view, batch + b.sizes[-2:])
+    activation = _fused_desc(fused_activation)
+    gemm_desc: Any = GemmOperatorDesc      # it converts and checks the arguments as given (names, numbers, ...)
+    sizes = a_view.sizes
+    if min(len(a.sizes), len(b.sizes)) >= 2:    # M and N by the descriptor's own rule; the batch sizes a's (above)
+        _, m, n, _ = gemm_desc(a_view, b_view, None, a_view, trans_a, trans_b, alpha, beta,
+                               activation).matrix_sizes()
+        sizes = (*a_view.sizes[:-2], m, n)
+    c_source, c_view = (None, None) if c is None else _source(c)
+    if c is not None and c_view is not None:
+        if len(c.sizes) > len(sizes) or any(size not in (1, wanted) for size, wanted in
+                                            zip(c.sizes, sizes[len(sizes) - len(c.sizes):], strict=True)):
+            raise ValidationError(f"{label}: c's sizes {list(c.sizes)} do not broadcast to the output's "
+                                  f"{list(sizes)} (NumPy's rules: aligned from the last dimension, each size equal "
+                                  f"or 1)")
+        c_view = _broadcast_desc(c_view, sizes)
+    desc = gemm_desc(a_view, b_view, c_view, _packed(a.dtype, sizes), trans_a, trans_b, alpha, beta, activation)
+    return graph._add_operator(desc, [a_source, b_source, c_source])[0]
+
+
+def _convolution_sizes(probe: ConvolutionOperatorDesc) -> tuple[int, ...] | None:
+    """The output sizes of `probe` (its OutputTensor a placeholder) by ConvolutionOperatorDesc.expected_output_sizes,
+    or None where the descriptor refuses the rest first (ranks, array lengths, groups, a window larger than the
+    input), with its own message."""
+    source, kernel, count = probe.input_tensor.sizes, probe.filter_tensor.sizes, probe.spatial_count
+    arrays = (probe.spatial_strides, probe.spatial_dilations, probe.spatial_start_padding, probe.spatial_end_padding,
+              probe.spatial_output_padding)
+    if len(source) < 3 or len(kernel) != len(source) or count != len(source) - 2 or probe.group_count < 1 or \
+            any(len(items) != count for items in arrays):
+        return None
+    sizes = probe.expected_output_sizes()
+    return sizes if min(sizes) >= 1 else None
+
+
+def convolution(x: Expression, w: Expression, bias: Expression | None = None,
+                mode: ConvolutionMode | str = ConvolutionMode.CROSS_CORRELATION,
+                direction: ConvolutionDirection | str = ConvolutionDirection.FORWARD,
+                strides: Sequence[int] | None = None, dilations: Sequence[int] | None = None,
+                start_padding: Sequence[int] | None = None, end_padding: Sequence[int] | None = None,
+                output_padding: Sequence[int] | None = None, group_count: int = 1,
+                fused_activation: FusedActivation | OperatorDesc | None = None,
+                output_sizes: Sequence[int] | None = None) -> Expression:
+    """dml::Convolution -> DML_OPERATOR_CONVOLUTION of x {N, C, spatial...} with the filter w (FORWARD: {Cout,
+    C / group_count, k...}; BACKWARD, the transposed convolution: {C, Cout / group_count, k...}), DirectMLX's
+    defaults: CROSS_CORRELATION, FORWARD, strides and dilations 1, paddings 0 (None: one per spatial dimension),
+    one group. Output: x's data type; sizes inferred by ConvolutionOperatorDesc.expected_output_sizes unless
+    `output_sizes` gives them (DirectMLX's last parameter). `bias` is {1, Cout, 1...}, or [Cout] (read as that
+    through strides). A transpose feeding x (NHWC data as NCHW) is folded into the strides the operator reads.
+
+    >>> g = Graph(Device()); x = g.input([1, 3, 8, 8], "FLOAT32"); w = g.input([6, 3, 3, 3], "FLOAT32")
+    >>> convolution(x, w, strides=[2, 2], start_padding=[1, 1], end_padding=[1, 1]).sizes
+    (1, 6, 4, 4)
+    """
+    label = "dml.convolution"
+    graph = _graph_of(label, ("bias",), x=x, w=w, bias=bias)
+    (x_source, x_view), (w_source, w_view) = _source(x), _source(w)
+    activation = _fused_desc(fused_activation)
+    arrays = (strides, dilations, start_padding, end_padding, output_padding)
+    convolution_desc: Any = ConvolutionOperatorDesc    # it converts and checks the arguments as given
+    probe = convolution_desc(x_view, w_view, None, x_view, mode, direction, None, *arrays, group_count, activation)
+    if output_sizes is not None:
+        sizes = to_uint_list(label, "output_sizes", output_sizes)
+    else:
+        sizes = _convolution_sizes(probe) or x.sizes
+    bias_source, bias_view = (None, None) if bias is None else _source(bias)
+    if bias_view is not None and bias_view.dimension_count == 1 and len(sizes) >= 2:
+        spatial = (0,) * (len(sizes) - 2)        # [Cout] read as {1, Cout, 1...}
+        bias_view = _view(bias_view, (1, bias_view.sizes[0], *(1 for _ in spatial)),
+                          (0, bias_view.element_strides[0], *spatial))
+    desc = convolution_desc(x_view, w_view, bias_view, _packed(x.dtype, sizes), probe.mode, probe.direction, None,
+                            *arrays, group_count, activation)
+    return graph._add_operator(desc, [x_source, w_source, bias_source])[0]
 
 
 # -- compiling and dispatching ----------------------------------------------------------------------------------
