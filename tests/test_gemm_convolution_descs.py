@@ -349,3 +349,34 @@ def test_the_kernel_initialize_hook_sees_the_owned_copies_once(monkeypatch: pyte
     assert out.tolist() == [11, 22, 33]
     assert calls[0][1] is seen[0][1]                # the same view object at every later call
     assert len(seen) == 1
+
+
+def test_the_background_kernel_forwards_the_hook_to_both_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opendml.backends.cpu import background
+
+    class Stub:
+        def __init__(self, name: str) -> None:
+            self.name, self.owned = name, None
+
+        def __call__(self, inputs: list[Any], outputs: list[Any]) -> None:
+            outputs[0][:] = inputs[0]
+
+        def initialize(self, owned: dict[int, Any]) -> None:
+            self.owned = owned   # type: ignore[assignment]
+
+    class Compiled:
+        def submit(self, job: object) -> None: ...
+
+        def state(self, job: object) -> str:
+            return "compiled"
+
+    monkeypatch.setattr(background, "COMPILER", Compiled())
+    first, numba = Stub("numpy"), Stub("numba")
+    desc = dml.ElementWiseIdentityOperatorDesc(T(F32, [2]), T(F32, [2]))
+    kernel = background.BackgroundKernel(first, lambda: numba, "element_wise", desc, dml.ExecutionFlags.NONE, False)
+    owned = {0: np.array([1, 2], np.float32)}
+    kernel.initialize(owned)
+    assert first.owned is owned and numba.owned is None
+    out = np.zeros(2, np.float32)
+    kernel([owned[0]], [out])                      # numba's kernel takes over and gets the owned copies first
+    assert numba.owned is owned and out.tolist() == [1, 2]

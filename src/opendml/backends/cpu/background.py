@@ -186,6 +186,16 @@ class BackgroundKernel:
         self.job_of = (module_name, desc, flags, debug)
         self.job: Job | None = None
         self.kernel: Kernel | None = None
+        self.owned: dict[int, FlatArray] | None = None
+
+    def initialize(self, owned: dict[int, FlatArray]) -> None:
+        """The owned-weights hook (backends/__init__.py), forwarded to the NumPy kernel now and to numba's when it
+        takes over."""
+        self.owned = owned
+        for kernel in (self.first, self.kernel):
+            hook = getattr(kernel, "initialize", None)
+            if hook is not None:
+                hook(owned)
 
     def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         kernel = self.kernel
@@ -198,6 +208,9 @@ class BackgroundKernel:
                 self.first(inputs, outputs)
                 return
             kernel = self.kernel = self.load()
+            hook = getattr(kernel, "initialize", None)
+            if hook is not None and self.owned is not None:
+                hook(self.owned)
         kernel(inputs, outputs)
 
 
