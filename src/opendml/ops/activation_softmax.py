@@ -96,8 +96,10 @@ class ActivationSoftmax1OperatorDesc(_FusedSoftmax):
 ActivationSoftmaxOperatorDesc.OPERATOR_TYPE = OperatorType.ACTIVATION_SOFTMAX
 ActivationSoftmax1OperatorDesc.OPERATOR_TYPE = OperatorType.ACTIVATION_SOFTMAX1
 
-#: The fused-only descriptors by operator type, for readers of a nested FusedActivation by its DML name.
+#: The fused-only descriptors by operator type, for readers of a nested FusedActivation by its DML name (also
+#: `OperatorDesc.fused_only`, which model/descs.py reads without importing this module).
 FUSED_ONLY_CLASSES: dict[OperatorType, type[OperatorDesc]] = {
     OperatorType.ACTIVATION_SOFTMAX: ActivationSoftmaxOperatorDesc,
     OperatorType.ACTIVATION_SOFTMAX1: ActivationSoftmax1OperatorDesc,
 }
+OperatorDesc.fused_only.update(FUSED_ONLY_CLASSES)

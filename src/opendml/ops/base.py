@@ -54,6 +54,9 @@ class OperatorDesc(ABC):
 
     OPERATOR_TYPE: ClassVar[OperatorType]
     registry: ClassVar[dict[OperatorType, type[OperatorDesc]]] = {}
+    #: The descriptors that exist only as a FusedActivation (GEMM's SOFTMAX and SOFTMAX1: ops/activation_softmax.py),
+    #: for readers of a nested operator by its DML name; not operators of their own, so not in `registry`.
+    fused_only: ClassVar[dict[OperatorType, type[OperatorDesc]]] = {}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
