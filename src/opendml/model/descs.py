@@ -150,8 +150,8 @@ def _field_value(desc_type: DescClass, item: Field, path: str, value: Any, read:
         return None
     expect(value, dict, path, "an operator desc object with Type")
     type_name = require(value, "Type", path, str)
-    from ..ops.activation_softmax import FUSED_ONLY_CLASSES  # here: ops/base.py imports this module
-    nested_type = operator_class(desc_type.registry, type_name, f"{path}.Type", FUSED_ONLY_CLASSES)
+    nested_type = operator_class(desc_type.registry, type_name, f"{path}.Type",
+                                 getattr(desc_type, "fused_only", None))
     if "Desc" in value:
         no_unknown(value, path, WRAPPED_KEYS)
         return read_operator_desc(f"{path}.Desc", nested_type, require(value, "Desc", path, dict), fused=True)
