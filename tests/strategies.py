@@ -547,9 +547,10 @@ def _gemm_drawer(cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k:
 def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24
                ) -> dml.OperatorDesc:
     """GEMM: a type and rank of the row in force, M and N 1 to 5, K 1 to `max_k`, batch sizes 1 to 3 shared by
-    every tensor (broadcast through zero strides, which input_desc draws), TransA / TransB (a transpose folded into
-    the strides by the transposed stride kind), C absent, full or broadcast within the matrix ({1, N}, {M, 1},
-    {1, 1} by stride 0), Alpha and Beta among a few values (0 included), a fused activation now and then."""
+    every tensor (README: a broadcast batch is given by zero strides, which input_desc draws), TransA / TransB (a
+    transpose folded into the strides by the transposed stride kind), C absent, full or broadcast within the matrix
+    along M, N or both by zero strides (C has Output's sizes), Alpha and Beta among a few values (0 included), a
+    fused activation now and then (CLIP from 6_0, SOFTMAX and SOFTMAX1 from 6_1)."""
     row = table_row(cls, level)
     data_type = draw(st.sampled_from(row_types(row, "ATensor")))
     low, high = row_ranks(row, "ATensor")
@@ -565,7 +566,7 @@ def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureL
         sizes = [*batch, m, n]
         strides = list(effective_strides(sizes, draw(strides_for(sizes))))
         for d in draw(st.sampled_from([(), (rank - 2,), (rank - 1,), (rank - 2, rank - 1)])):
-            strides[d] = 0  # C broadcast along M, N or both: the page's "C broadcast by its strides"
+            strides[d] = 0
         c = dml.TensorDesc(data_type, sizes, strides)
     output = draw(output_desc(data_type, [*batch, m, n]))
     scalars = st.sampled_from([1.0, 0.5, -2.0, 0.0, 1.25])
