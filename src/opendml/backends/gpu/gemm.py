@@ -40,9 +40,12 @@ from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .wgsl import params_binding
 
 D = DataType
-#: Columns of the output tile of one work-group (16 invocations x 4), and the K step.
+#: Columns of the output tile of one work-group (16 invocations x 4).
 TILE_N = 64
-TILE_K = 16
+#: The K step (terms per blocked sum) of a tile: deeper tiles mean fewer work-group barriers per product.
+TILE_K = 32
+#: Bytes of workgroup memory a tiling may take (WebGPU's guaranteed maxComputeWorkgroupStorageSize).
+WORKGROUP_BYTES = 16384
 #: Invocations of the softmax pass's work-group.
 SOFTMAX_WIDTH = 256
 
@@ -139,6 +142,12 @@ class Tiling:
         return 8 if self.m >= 128 else 4 if self.m > 32 else 2 if self.m > 16 else 1
 
     @property
+    def depth(self) -> int:
+        """The K step TK: TILE_K, or 16 where a TM x TK tile of A and a TK x 64 tile of B would not fit
+        WORKGROUP_BYTES (8 rows per invocation)."""
+        return TILE_K if 4 * TILE_K * (16 * self.rows + TILE_N) <= WORKGROUP_BYTES else 16
+
+    @property
     def tiles(self) -> tuple[int, int]:
         return -(-self.m // (16 * self.rows)), -(-self.n // TILE_N)
 
@@ -149,18 +158,19 @@ class Tiling:
 
 def tiled_source(tiling: Tiling) -> str:
     """gemm_tiled.wgsl for `tiling`; the operator adds start, a_value, b_value and store."""
-    rows = tiling.rows
+    rows, depth = tiling.rows, tiling.depth
     tm = 16 * rows
     tiles_m, tiles_n = tiling.tiles
-    a_first = ("            let m = e / 16u;\n            let k = e % 16u;" if tiling.a_k_first else
+    a_first = (f"            let m = e / {depth}u;\n            let k = e % {depth}u;" if tiling.a_k_first else
                f"            let k = e / {tm}u;\n            let m = e % {tm}u;")
     b_first = ("            let k = e / 64u;\n            let n = e % 64u;" if tiling.b_n_first else
-               "            let n = e / 16u;\n            let k = e % 16u;")
+               f"            let n = e / {depth}u;\n            let k = e % {depth}u;")
     products = "".join(f"            part[{i}] += tile_a[a + {i}u] * b;\n" for i in range(rows))
     sums = "".join(f"        acc[{i}] += part[{i}];\n" for i in range(rows))
     # set explicitly: a `var` declared in a loop is not zeroed again on each iteration by every WGSL compiler
     zeros = "".join(f"        part[{i}] = vec4<f32>();\n" for i in range(rows))
-    return template("gemm_tiled.wgsl", TILE_A=tm * TILE_K, TILES=tiling.batches * tiles_m * tiles_n,
+    return template("gemm_tiled.wgsl", TILE_A=tm * depth, TILE_B=16 * depth, TK=depth, A_LOADS=rows * depth // 16,
+                    B_LOADS=depth // 4, TILES=tiling.batches * tiles_m * tiles_n,
                     TILES_N=tiles_n, TILES_M=tiles_m, TM=tm, RM=rows, M=tiling.m, N=tiling.n, K=tiling.k,
                     A_FIRST=a_first, B_FIRST=b_first, PRODUCTS=products.rstrip("\n"), SUMS=sums.rstrip("\n"),
                     ZEROS=zeros.rstrip("\n"))

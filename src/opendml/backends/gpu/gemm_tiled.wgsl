@@ -5,15 +5,16 @@
 // the fused activation, the write).
 //
 // A work-group of 256 invocations computes a TM x 64 tile of the output (TM = 16 RM): invocation (tx, ty) the RM x 4
-// outputs of rows ty RM.., columns 4 tx... K is walked 16 at a time: the work-group loads a TM x 16 tile of a and a
-// 16 x 64 tile of b into workgroup memory (each invocation RM and 4 elements, in the order that walks the tensor's
-// memory contiguously: A_FIRST / B_FIRST), then every invocation multiplies them from workgroup memory, four columns
-// of b at a time (vec4). Each 16-term block is summed apart and added to the running sums: a blocked summation.
+// outputs of rows ty RM.., columns 4 tx... K is walked TK at a time: the work-group loads a TM x TK tile of a and a
+// TK x 64 tile of b into workgroup memory (each invocation A_LOADS and B_LOADS elements, in the order that walks the
+// tensor's memory contiguously: A_FIRST / B_FIRST), then every invocation multiplies them from workgroup memory, four
+// columns of b at a time (vec4). Each TK-term block is summed apart and added to the running sums: a blocked
+// summation.
 // Work-group w (numbered x + y * groups.x) takes the tile (w % TILES_N, (w / TILES_N) % TILES_M) of batch
 // w / (TILES_N TILES_M).
 
 var<workgroup> tile_a: array<f32, {TILE_A}>;          // [k][m]
-var<workgroup> tile_b: array<vec4<f32>, 256>;         // [k][n / 4]
+var<workgroup> tile_b: array<vec4<f32>, {TILE_B}>;     // [k][n / 4]
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
@@ -27,8 +28,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
     let tx = t % 16u;
     let ty = t / 16u;
     var acc: array<vec4<f32>, {RM}>;
-    for (var k0 = 0u; k0 < {K}u; k0 += 16u) {
-        for (var r = 0u; r < {RM}u; r++) {
+    for (var k0 = 0u; k0 < {K}u; k0 += {TK}u) {
+        for (var r = 0u; r < {A_LOADS}u; r++) {
             let e = t + 256u * r;
 {A_FIRST}
             let gm = m0 + m;
@@ -37,7 +38,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
             if (gm < {M}u && gk < {K}u) { v = a_value(gm, gk); }
             tile_a[k * {TM}u + m] = v;
         }
-        for (var r = 0u; r < 4u; r++) {
+        for (var r = 0u; r < {B_LOADS}u; r++) {
             let e = t + 256u * r;
 {B_FIRST}
             let gn = n0 + n;
@@ -49,7 +50,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         workgroupBarrier();
         var part: array<vec4<f32>, {RM}>;
 {ZEROS}
-        for (var k = 0u; k < 16u; k++) {
+        for (var k = 0u; k < {TK}u; k++) {
             let b = tile_b[k * 16u + tx];
             let a = k * {TM}u + ty * {RM}u;
 {PRODUCTS}
