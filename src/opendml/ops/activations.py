@@ -192,8 +192,8 @@ class ActivationOperatorDesc(OperatorDesc):
         for name in ("input_tensor", "output_tensor"):
             if getattr(self, name) is not None:
                 raise ValidationError(f"{operator}: {field_name}.{_DML_NAMES[name]} is set; a fused activation's "
-                                      f"InputTensor and OutputTensor must be absent (None), since the fusing operator's "
-                                      f"tensors carry the data")
+                                      f"InputTensor and OutputTensor must be absent (None), since the fusing "
+                                      f"operator's tensors carry the data")
         self.check_level_and_parameters(operator, level, here, f"{field_name}.")
 
     def check_level_and_parameters(self, operator: str, level: FeatureLevel, subject: str, prefix: str) -> None:
