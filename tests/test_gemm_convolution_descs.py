@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import convolution_output_sizes
 from strategies import T
 
 import opendml as dml
@@ -75,6 +78,39 @@ def test_convolution_backward_sizes_and_channels() -> None:
                 strides=[2, 2], start_padding=[1, 1], end_padding=[1, 1])
     assert desc.expected_output_sizes() == (1, 5, 16, 16) and desc.flips_filter
     desc.validate(L.LEVEL_1_0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_convolution_sizes_agree_with_the_reference(data: st.DataObject) -> None:
+    """expected_output_sizes and channels_per_group against tests/reference.py's independent formula, on drawn
+    descriptors that validate() then accepts."""
+    count = data.draw(st.integers(1, 3))
+    backward = data.draw(st.booleans())
+    groups, cig, cog = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(count)]
+    strides = [data.draw(st.integers(1, 3)) for _ in range(count)]
+    dilations = [data.draw(st.integers(1, 2)) for _ in range(count)]
+    start = [data.draw(st.integers(0, 2)) for _ in range(count)]
+    end = [data.draw(st.integers(0, 2)) for _ in range(count)]
+    extra = [data.draw(st.integers(0, max(s, d) - 1)) if backward else 0
+             for s, d in zip(strides, dilations, strict=True)]
+    spatial = [data.draw(st.integers(1, 6)) for _ in range(count)]
+    x = [data.draw(st.integers(1, 2)), groups * cig, *spatial]
+    w = [groups * cig, cog, *kernel] if backward else [groups * cog, cig, *kernel]
+    fields = {"strides": strides, "dilations": dilations, "start_padding": start, "end_padding": end,
+              "output_padding": extra}
+    expected = convolution_output_sizes(x, w, direction="BACKWARD" if backward else "FORWARD", group_count=groups,
+                                        **fields)
+    desc = conv(x, w, None, [max(size, 1) for size in expected], direction="BACKWARD" if backward else "FORWARD",
+                group_count=groups, **fields)
+    assert desc.expected_output_sizes() == tuple(expected)
+    if min(expected) >= 1:
+        desc.validate(L.LEVEL_4_0)
+        assert desc.channels_per_group() == (cig, cog)
+    else:
+        with pytest.raises(V, match=C + r"(FilterTensor|StartPadding)"):
+            desc.validate(L.LEVEL_4_0)
 
 
 def test_fused_activations_that_are_allowed() -> None:
