@@ -16,7 +16,9 @@ stride). The p that are not output positions (q_x >= Q_x: the "wide" columns) ar
 Per tile the kernel computes C[Cog, T] = sum over taps of W_k[Cog, Cig] @ source[Cig, T + shift_k] by one of
 - TAPS: one GEMM per tap straight from the source (BLAS packs the operands; no im2col copy), where Cig is large;
 - IM2COL: the tile's rows copied (each a contiguous copy: no bounds checks, the padding is in the source) into a
-  [taps x Cig, T] matrix, then one GEMM, where Cig is small (the 7x7 stem's 3 channels);
+  [taps x Cig, T] matrix, then one GEMM, where Cig is small (the 7x7 stem's 3 channels), and for 1x1 filters (the
+  copy reads each row in order; BLAS's packing straight from the input interleaves hundreds of rows from memory:
+  1x1 256->64 on [8, 256, 56, 56] took 40% longer);
 - DIRECT: multiply-adds vectorized along T, where each group's matrices are tiny (depthwise).
 The epilogue then reads C while it is in cache and writes each output element once: + Bias, the fused activation
 (element_wise.activation_module()'s activate_store: the activations' formulas rendered once for every kernel) or the
@@ -70,7 +72,7 @@ TAPS_MIN_CHANNELS = 32
 #: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
-TILE_BYTES = 1 << 18
+TILE_BYTES = 1 << 20
 #: Below this many multiply-adds a dispatch runs on one thread.
 PARALLEL_MIN_PRODUCTS = 1 << 20
 
@@ -175,7 +177,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     most_taps = max([row[PH_COUNT] for row in phase_rows] + [1])
     if cog * cig * most_taps <= DIRECT_MAX_PRODUCTS:
         method = DIRECT
-    elif cig >= TAPS_MIN_CHANNELS:
+    elif cig >= TAPS_MIN_CHANNELS and most_taps > 1:
         method = TAPS
     else:
         method = IM2COL
@@ -186,7 +188,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     for index, (_, q, _) in enumerate(output_phases):
         wide = ((q[0] - 1) * grid[1] + q[1] - 1) * grid[2] + q[2]
         tile_rows += [[index, p0, min(tile, wide - p0)] for p0 in range(0, wide, tile)]
-    direct_source = (method == TAPS and not backward and s == [1, 1, 1] and ps == [0, 0, 0] and pe == [0, 0, 0]
+    direct_source = (method != DIRECT and not backward and s == [1, 1, 1] and ps == [0, 0, 0] and pe == [0, 0, 0]
                      and x.data_type != DataType.FLOAT16 and x_spatial[2] == 1
                      and (isz[1] == 1 or x_spatial[1] == isz[2])
                      and (isz[0] == 1 or x_spatial[0] == isz[1] * isz[2]))
@@ -289,16 +291,40 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, tag: Any) -> None:
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _gather_rows(col: Any, source: Any, base: int, channel: int, taps: Any, first: int, count: int, cig: int,
+                 plane: int, p0: int, n: int) -> None:
+    """col[(t Cig + c) n + i] = source[base + c channel + phase_t plane + shift_t + p0 + i], i < n (IM2COL): each
+    row a contiguous copy."""
+    prefer_wide_vectors()
+    for t in range(count):
+        at = base + taps[first + t, TAP_PHASE] * plane + taps[first + t, TAP_SHIFT] + p0
+        for c in range(cig):
+            start = at + c * channel
+            row = (t * cig + c) * n
+            for i in range(n):
+                col[row + i] = source[start + i]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _fill_bias(acc: Any, n: int, geo: Any, b: Any, g: int, tag: Any) -> None:
+    """Each row of the tile's C (acc[o n + i], i < n) set to its channel's Bias, which the GEMMs then accumulate
+    onto (Beta 1: BLAS's own zeroing of C with Beta 0 costs the same pass). Without Bias, -0: the identity of
+    addition (x + -0 is x, -0 included)."""
+    for o in range(geo[COG]):
+        channel = g * geo[COG] + o
+        bias = _load(b, channel * geo[BIAS_STRIDE], tag) if geo[HAS_BIAS] != 0 else np.float32(-0.0)
+        for i in range(o * n, (o + 1) * n):
+            acc[i] = bias
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _direct_tile(packed: Any, w_row: int, count: int, cig: int, cog: int, source: Any, s_base: int,
                  channel: int, taps: Any, first: int, plane: int, p0: int, n: int, acc: Any) -> None:
-    """acc[o n + i] = sum over taps t and channels c of packed[w_row + (o taps + t) Cig + c] x
+    """acc[o n + i] += sum over taps t and channels c of packed[w_row + (o taps + t) Cig + c] x
     source[s_base + c channel + phase_t plane + shift_t + p0 + i], for i < n (DIRECT)."""
     prefer_wide_vectors()
-    zero = acc.dtype.type(0)
     for o in range(cog):
         out = acc[o * n:(o + 1) * n]
-        for i in range(n):
-            out[i] = zero
         for t in range(count):
             at = s_base + taps[first + t, TAP_PHASE] * plane + taps[first + t, TAP_SHIFT] + p0
             for c in range(cig):
@@ -312,56 +338,61 @@ def _epilogue_keyed(stamp: str) -> Any:
     """_epilogue with `stamp` (the activation module's name) as a closure variable (see _STAMP)."""
 
     @numba.njit(cache=True, error_model="numpy")
-    def _epilogue(acc: Any, n: int, p0: int, y: Any, y_base: int, geo: Any, phase: Any, b: Any, g: int,
-                  fparams: Any, staged: Any, tag: Any) -> None:
-        """The tile's C (acc[o n + i], wide positions p0 + i of one output phase) + Bias, activated, rounded and
-        stored at its output positions (the wide columns dropped)."""
+    def _epilogue(acc: Any, n: int, p0: int, y: Any, y_base: int, geo: Any, phase: Any, g: int, fparams: Any,
+                  segments: Any, tag: Any) -> None:
+        """The tile's C (acc[o n + i], wide positions p0 + i of one output phase; Bias included), activated,
+        rounded and stored at its output positions (the wide columns dropped). An activation runs in place over
+        each channel's whole row (one call per row; the wide columns' few values are computed and dropped), then the
+        row's runs of output positions (`segments`: start in the row, length, output offset) are stored (CLIP on
+        the way)."""
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
         prefer_wide_vectors()
-        gygx, gx = geo[GRID + 1] * geo[GRID + 2], geo[GRID + 2]
+        gx, gy = geo[GRID + 2], geo[GRID + 1]
         qy_count, qx_count = phase[PH_Q + 1], phase[PH_Q + 2]
         code = geo[ACTIVATION]
         step = geo[OUT_STEP + 2] * geo[OUT_STRIDE + 2]
         p1, p2, p3 = np.float32(fparams[0]), np.float32(fparams[1]), np.float32(fparams[2])
-        for o in range(geo[COG]):
-            channel = g * geo[COG] + o
-            row = acc[o * n:(o + 1) * n]
-            # -0 is the identity of addition (x + -0 is x, -0 included): no Bias adds nothing.
-            bias = _load(b, channel * geo[BIAS_STRIDE], tag) if geo[HAS_BIAS] != 0 else np.float32(-0.0)
-            p = p0
-            while p < p0 + n:
-                qz = p // gygx
-                rest = p - qz * gygx
-                qy = rest // gx
-                qx = rest - qy * gx
-                length = min(gx - qx, p0 + n - p)
-                lo, hi = p - p0, p - p0 + max(min(qx_count - qx, length), 0)
-                p += length
-                if qy >= qy_count or hi <= lo:
-                    continue
-                base = y_base + channel * geo[OUT_C] + \
-                    (qz * geo[OUT_STEP] + phase[PH_R]) * geo[OUT_STRIDE] + \
+        # The runs: rows of the source grid, cut at the tile's ends, less their wide columns and wide rows.
+        qz = p0 // (gy * gx)
+        qy = (p0 - qz * gy * gx) // gx
+        qx = p0 - (qz * gy + qy) * gx
+        count = 0
+        p = p0
+        while p < p0 + n:
+            length = min(gx - qx, p0 + n - p)
+            valid = max(min(qx_count - qx, length), 0) if qy < qy_count else 0
+            if valid > 0:
+                segments[count, 0] = p - p0
+                segments[count, 1] = valid
+                segments[count, 2] = (qz * geo[OUT_STEP] + phase[PH_R]) * geo[OUT_STRIDE] + \
                     (qy * geo[OUT_STEP + 1] + phase[PH_R + 1]) * geo[OUT_STRIDE + 1] + \
                     (qx * geo[OUT_STEP + 2] + phase[PH_R + 2]) * geo[OUT_STRIDE + 2]
-                if code in (_NONE, _IDENTITY) and step == 1:
-                    for i in range(hi - lo):
-                        _store(y, base + i, row[lo + i] + bias, tag)
-                elif code in (_NONE, _IDENTITY):
-                    for i in range(hi - lo):
-                        _store(y, base + i * step, row[lo + i] + bias, tag)
-                elif code == _CLIP:
-                    for i in range(hi - lo):
-                        _store(y, base + i * step, m_maximum(p1, m_minimum(row[lo + i] + bias, p2)), tag)
+                count += 1
+            p += length
+            qx += length
+            if qx == gx:
+                qx = 0
+                qy += 1
+                if qy == gy:
+                    qy = 0
+                    qz += 1
+        for o in range(geo[COG]):
+            row = acc[o * n:(o + 1) * n]
+            if code not in (_NONE, _IDENTITY, _CLIP):
+                _activate_store(code, p1, p2, p3, row, 0, n, row, 0, tag)
+            base = y_base + (g * geo[COG] + o) * geo[OUT_C]
+            for s in range(count):
+                lo, length, at = segments[s, 0], segments[s, 1], base + segments[s, 2]
+                if code == _CLIP:
+                    for i in range(length):
+                        _store(y, at + i * step, m_maximum(p1, m_minimum(row[lo + i], p2)), tag)
+                elif step == 1:
+                    for i in range(length):
+                        _store(y, at + i, row[lo + i], tag)
                 else:
-                    for i in range(lo, hi):
-                        row[i] += bias
-                    if step == 1:
-                        _activate_store(code, p1, p2, p3, row, lo, hi, y, base - lo, tag)
-                    else:
-                        _activate_store(code, p1, p2, p3, row, lo, hi, staged, -lo, tag)
-                        for i in range(hi - lo):
-                            y[base + i * step] = staged[i]
+                    for i in range(length):
+                        _store(y, at + i * step, row[lo + i], tag)
 
     return _epilogue
 
@@ -381,11 +412,10 @@ def _run_units_keyed(stamp: str) -> Any:
         cig, cog, groups, parts = geo[CIG], geo[COG], geo[GROUPS], geo[PARTS]
         tile, tile_count, method, plane = geo[TILE], geo[TILES], geo[METHOD], geo[PLANE]
         direct_source = geo[DIRECT_SOURCE] != 0
-        zero = one - one
         source = np.empty(geo[SOURCE_SIZE], packed.dtype)
         col = np.empty(geo[COL_ROWS] * tile if method == IM2COL else 1, packed.dtype)
         acc = np.empty(cog * tile, packed.dtype)
-        staged = np.empty(tile, y.dtype)
+        segments = np.empty((tile + 2, 3), np.int64)
         item = packed.itemsize
         current = -1
         for unit in range(first, last):
@@ -406,9 +436,9 @@ def _run_units_keyed(stamp: str) -> Any:
                 phase = phases[ph]
                 first_tap, count = phase[PH_FIRST], phase[PH_COUNT]
                 w_row = phase[PH_PACKED] + g * cog * count * cig
+                _fill_bias(acc, n, geo, b, g, tag)
                 if count == 0:
-                    for i in range(cog * n):
-                        acc[i] = zero
+                    pass
                 elif method == DIRECT:
                     _direct_tile(packed, w_row, count, cig, cog, source, 0, channel, taps, first_tap, plane, p0,
                                  n, acc)
@@ -416,17 +446,16 @@ def _run_units_keyed(stamp: str) -> Any:
                     for t in range(count):
                         at = taps[first_tap + t, TAP_PHASE] * plane + taps[first_tap + t, TAP_SHIFT] + p0
                         gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, one, packed.ctypes.data + (w_row + t * cig) * item,
-                             count * cig, s_address + at * item, channel, one if t > 0 else zero, acc.ctypes.data, n)
+                             count * cig, s_address + at * item, channel, one, acc.ctypes.data, n)
                 else:
-                    for t in range(count):
-                        at = taps[first_tap + t, TAP_PHASE] * plane + taps[first_tap + t, TAP_SHIFT] + p0
-                        for c in range(cig):
-                            start = at + c * channel
-                            row = (t * cig + c) * n
-                            col[row:row + n] = source[start:start + n]
+                    if direct_source:
+                        _gather_rows(col, x, image * geo[IN_N] + g * cig * geo[IN_C], channel, taps, first_tap,
+                                     count, cig, plane, p0, n)
+                    else:
+                        _gather_rows(col, source, 0, channel, taps, first_tap, count, cig, plane, p0, n)
                     gemm(fn, NO_TRANS, NO_TRANS, cog, n, count * cig, one, packed.ctypes.data + w_row * item,
-                         count * cig, col.ctypes.data, n, zero, acc.ctypes.data, n)
-                _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, b, g, fparams, staged, tag)
+                         count * cig, col.ctypes.data, n, one, acc.ctypes.data, n)
+                _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, g, fparams, segments, tag)
 
     return _run_units
 
