@@ -77,7 +77,7 @@ def expected(desc: dml.ConvolutionOperatorDesc, arrays: list[np.ndarray | None])
 CASES: list[tuple[str, dict[str, Any], int, bool]] = [
     ("taps_padded_strided_dilated", dict(x=[2, 40, 9, 8], w=[6, 40, 3, 2], strides=[2, 3], dilations=[2, 1],
                                          start=[1, 2], end=[0, 1]), TAPS, False),
-    ("taps_in_place_1x1", dict(x=[2, 48, 5, 7], w=[8, 48, 1, 1], bias=False), TAPS, True),
+    ("im2col_in_place_1x1", dict(x=[2, 48, 5, 7], w=[8, 48, 1, 1], bias=False), IM2COL, True),
     ("taps_in_place_3x3_convolution_mode", dict(x=[1, 32, 6, 6], w=[8, 32, 3, 3], mode=FLIP), TAPS, True),
     ("im2col_7x7_stride_2", dict(x=[2, 3, 15, 13], w=[16, 3, 7, 7], strides=[2, 2], start=[3, 3], end=[3, 2]),
      IM2COL, False),
