@@ -404,6 +404,39 @@ def test_convolution_any_chunks_match_the_reference(data: st.DataObject) -> None
     same_bits(got, expected)
 
 
+# -- the graph API ----------------------------------------------------------------------------------------------------
+
+def test_graph_api_gemm_and_convolution_on_dask_arrays() -> None:
+    # dml.gemm: a [4, 6] matrix broadcast over b's batch of 3, b transposed by dml.transpose (folded into its strides),
+    # a [5] row as c, a fused RELU; dml.convolution with a [Cout] bias and strides. Every input dimension cut, K
+    # included; one Dask graph; exact small integers: the reference's values and one machine's bits.
+    rng = np.random.default_rng(6)
+    arrays = {"a": integers(rng, (4, 6), np.float32), "b": integers(rng, (3, 5, 6), np.float32),
+              "row": integers(rng, (5,), np.float32), "x": integers(rng, (2, 2, 7, 6), np.float32),
+              "w": integers(rng, (3, 2, 3, 3), np.float32), "bias": integers(rng, (3,), np.float32)}
+    graph = dml.Graph(dml.Device())
+    given = {name: graph.input(array.shape, "FLOAT32", name=name) for name, array in arrays.items()}
+    product = dml.gemm(given["a"], dml.transpose(given["b"], [0, 2, 1]), given["row"], alpha=0.5,
+                       fused_activation=dml.ActivationReluOperatorDesc())
+    convolved = dml.convolution(given["x"], given["w"], given["bias"], strides=[2, 1], start_padding=[1, 1],
+                                end_padding=[1, 1])
+    compiled = graph.compile([product, convolved])
+    chunks = {"a": ((1, 3), (2, 4)), "b": ((2, 1), (3, 2), (4, 2)), "row": ((2, 3),), "x": (1, 1, (3, 4), (2, 4)),
+              "bias": ((1, 2),)}
+    lazy = compiled({name: da.from_array(array, chunks=chunks[name]) if name in chunks else array
+                     for name, array in arrays.items()})
+    got = dask.compute(*lazy)
+    expected = compiled(arrays)
+    assert lazy[0].chunks == ((2, 1), (1, 3), (2, 1, 2))
+    a, b = arrays["a"], arrays["b"]
+    assert np.array_equal(got[0], np.maximum(0.5 * a @ np.swapaxes(b, 1, 2) + arrays["row"], 0))
+    value, _ = reference_convolution(arrays["x"], arrays["w"], arrays["bias"].reshape(1, 3, 1, 1), strides=(2, 1),
+                                     start_padding=(1, 1), end_padding=(1, 1))
+    assert np.array_equal(got[1], value)
+    for one, other in zip(got, expected, strict=True):
+        same_bits(one, other)
+
+
 # -- the spatial cut, checked against the reference alone -------------------------------------------------------------
 
 @pytest.mark.parametrize(("arguments", "expected"), [
