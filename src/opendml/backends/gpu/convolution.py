@@ -31,11 +31,13 @@ from .gemm import (
     Tiling,
     bases,
     check_float_types,
+    check_vector_bases,
     decompose,
     direct_source,
     fused_activation,
     tensor_load,
     tiled_source,
+    vector_rows,
 )
 from .kernel import GpuKernel, compile_pass
 from .wgsl import params_binding
@@ -43,6 +45,12 @@ from .wgsl import params_binding
 D = DataType
 #: Output channels per group below which the untiled pass runs.
 DIRECT_ROWS = 8
+
+
+def _row_major(sizes: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether `strides` lay `sizes` out row-major and packed (sizes of 1 may have any stride)."""
+    return all(size == 1 or stride == math.prod(sizes[d + 1:]) for d, (size, stride) in
+               enumerate(zip(sizes, strides, strict=True)))
 
 
 def _u32(value: int) -> int:
@@ -64,32 +72,43 @@ class ConvolutionKernel(GpuKernel):
         sx, sw, so = x.element_strides, w.element_strides, output.element_strides
         m, n, k = cog, batch * math.prod(out_sp), cig * math.prod(taps)
 
+        # a(m, k): the filter; k = (c, taps row-major), a tap's filter index flipped in mode CONVOLUTION
+        tap_strides = [_u32(-s if flip else s) for s in sw[2:]]
+        flip_origin = sum((size - 1) * s for size, s in zip(taps, sw[2:], strict=True)) if flip else 0
+        c_stride, m_stride = (sw[0], sw[1]) if backward else (sw[1], sw[0])
+        w_channel = sw[0] * (cig if backward else cog)     # where a group's filters start
+        tiling = None if cog < DIRECT_ROWS else Tiling(
+            groups, m, n, k, a_k_first=c_stride <= m_stride, b_n_first=sx[-1] <= sx[1],
+            a_vector=not flip and _row_major([cig, *taps], [c_stride, *sw[2:]])
+            and vector_rows(w, k, 1, [m_stride, w_channel]))
+        self.vectors = (False, tiling is not None and tiling.a_vector)
+
         direct = output.data_type is D.FLOAT32
         self.out = None if direct else ScratchOutput(self, output, None)
-        params = Params(5)
+        params = Params(4)
         slots = {"x": 0, "w": 1, "bias": 2, "out": 3}
         tensors = [("x", x), ("w", w)] + ([("bias", bias)] if bias is not None else [])
         parts = [params_binding(4)]
-        parts += [tensor_load(context, name, tensor, slots[name]) for name, tensor in tensors]
+        parts += [tensor_load(context, name, tensor, slots[name], vector=name == "w" and self.vectors[1])
+                  for name, tensor in tensors]
         if bias is None:
             parts.append("@group(0) @binding(2) var<storage, read_write> bias: array<u32>;\n")
         parts.append("var<private> base_out: u32;\n@group(0) @binding(3) var<storage, read_write> out: array<u32>;\n"
                      "var<private> x_group: u32;\nvar<private> w_group: u32;\nvar<private> o_group: u32;\n"
                      "var<private> bias_group: u32;\n")
         # per group: where its channels start in each tensor
-        w_channel = sw[0] * (cig if backward else cog)
         o_channel = so[1] if direct else math.prod(out_sp)
         bias_stride = 0 if bias is None else bias.element_strides[1]
         parts.append(f"fn start(g: u32) {{\n{bases([(name, slots[name]) for name, _ in tensors])}"
                      f"    base_out = P[3u];\n    x_group = g * {cig * sx[1]}u;\n    w_group = g * {w_channel}u;\n"
                      f"    o_group = g * {cog * o_channel}u;\n    bias_group = g * {cog * bias_stride}u;\n}}\n")
-        # a(m, k): the filter; k = (c, taps row-major), a tap's filter index flipped in mode CONVOLUTION
-        tap_strides = [_u32(-s if flip else s) for s in sw[2:]]
-        flip_origin = sum((size - 1) * s for size, s in zip(taps, sw[2:], strict=True)) if flip else 0
-        c_stride, m_stride = (sw[0], sw[1]) if backward else (sw[1], sw[0])
-        parts.append(f"fn a_value(m: u32, k: u32) -> f32 {{\n    var at = w_group + m * {m_stride}u + {flip_origin}u;\n"
-                     f"{decompose('k', [cig, *taps], [[c_stride, *tap_strides]], ['at'], 'k')}"
-                     f"    return load_w(at);\n}}\n")
+        row = f"w_group + m * {m_stride}u"
+        if self.vectors[1]:     # k is the offset within a filter's packed row
+            parts.append(f"fn a_vec4(m: u32, k: u32) -> vec4<f32> {{ return load4_w({row} + k); }}\n")
+        else:
+            parts.append(f"fn a_value(m: u32, k: u32) -> f32 {{\n    var at = {row} + {flip_origin}u;\n"
+                         f"{decompose('k', [cig, *taps], [[c_stride, *tap_strides]], ['at'], 'k')}"
+                         f"    return load_w(at);\n}}\n")
         parts.append(self._b_value(cig, taps, batch, in_sp, out_sp, sx, strides, dilations, padding, backward))
         parts.append(fused_activation(desc.fused_activation, params))
         value = "acc" if bias is None else f"acc + load_bias(bias_group + m * {bias_stride}u)"
@@ -100,11 +119,10 @@ class ConvolutionKernel(GpuKernel):
         parts.append(f"fn store(m: u32, n: u32, acc: f32) {{\n    var at = base_out + o_group + m * {m_weight}u;\n"
                      f"{decompose('n', [batch, *out_sp], [out_weights], ['at'], 'n')}"
                      f"    out[at] = bitcast<u32>(activation({value}));\n}}\n")
-        if cog < DIRECT_ROWS:
+        if tiling is None:
             parts.append(direct_source(groups, m, n, k))
             work = group_counts(groups * m * n)
         else:
-            tiling = Tiling(groups, m, n, k, a_k_first=c_stride <= m_stride, b_n_first=sx[-1] <= sx[1])
             parts.append(tiled_source(tiling))
             work = tiling.groups()
         self.main = compile_pass(context, "".join(parts), 4, params, work)
@@ -140,6 +158,7 @@ class ConvolutionKernel(GpuKernel):
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source, weights, bias = inputs
         assert source is not None and weights is not None
+        check_vector_bases(self.vectors, (source, weights))
         target = outputs[0] if self.out is None else self.out.buffer
         self.main.record(recorder, [source, weights, self.dummy if bias is None else bias, target])
         if self.out is not None:

@@ -63,11 +63,17 @@ def check_float_types(desc: OperatorDesc) -> None:
                                    f"computes it in FLOAT32 for FLOAT32 and FLOAT16 tensors only (WGSL has no f64)")
 
 
-def tensor_load(context: GpuContext, name: str, tensor: TensorDesc, slot: int) -> str:
+def tensor_load(context: GpuContext, name: str, tensor: TensorDesc, slot: int, *, vector: bool = False) -> str:
     """The binding of input `name` and `fn load_<name>(e: u32) -> f32` (element e from the tensor's element 0, whose
     index in the bound range is `base_<name>`, set from P[slot] by `bases()`): FLOAT32 from its words, FLOAT16 as
-    f16 where the adapter has shader-f16, else unpacked from its 16-bit half of a word."""
+    f16 where the adapter has shader-f16, else unpacked from its 16-bit half of a word. `vector` (FLOAT32 whose
+    rows `vector_rows` allows): bound as 16-byte words instead, with `fn load4_<name>(e: u32) -> vec4<f32>`,
+    elements e..e + 3 for an e that `vector_rows` makes a multiple of 4."""
     head = f"var<private> base_{name}: u32;\n"
+    if vector:
+        return head + (f"@group(0) @binding({slot}) var<storage, read_write> {name}: array<vec4<u32>>;\n"
+                       f"fn load4_{name}(e: u32) -> vec4<f32> {{ return bitcast<vec4<f32>>({name}[(base_{name} + e) "
+                       f">> 2u]); }}\n")
     if tensor.data_type is D.FLOAT16 and context.f16:
         return head + (f"@group(0) @binding({slot}) var<storage, read_write> {name}: array<f16>;\n"
                        f"fn load_{name}(e: u32) -> f32 {{ return f32({name}[base_{name} + e]); }}\n")
@@ -76,6 +82,21 @@ def tensor_load(context: GpuContext, name: str, tensor: TensorDesc, slot: int) -
         return head + (f"fn load_{name}(e: u32) -> f32 {{ let i = base_{name} + e; "
                        f"return unpack2x16float({name}[i >> 1u] >> ((i & 1u) * 16u)).x; }}\n")
     return head + f"fn load_{name}(e: u32) -> f32 {{ return bitcast<f32>({name}[base_{name} + e]); }}\n"
+
+
+def vector_rows(tensor: TensorDesc, length: int, step: int, others: Sequence[int]) -> bool:
+    """Whether a FLOAT32 tensor's rows of `length` elements (element stride `step`; `others`: the strides of the other
+    dimensions it is walked along) can be read 16 aligned bytes at a time: contiguous, of a multiple of 4 elements,
+    each starting at a multiple of 4 elements from the tensor's element 0 (itself 16-byte aligned: DML binding offsets
+    are multiples of 16, `check_vector_bases`), within a range of whole 16-byte words."""
+    return (tensor.data_type is D.FLOAT32 and step == 1 and length % 4 == 0 and all(s % 4 == 0 for s in others)
+            and tensor.total_tensor_size_in_bytes % 16 == 0)
+
+
+def check_vector_bases(vectors: Sequence[bool], bound: Sequence[Bound]) -> None:
+    """The binding rules give every tensor a 16-byte aligned start; the vector loads rely on it."""
+    for vector, tensor in zip(vectors, bound, strict=True):
+        assert not vector or tensor.base % 4 == 0, tensor
 
 
 def bases(names: Sequence[tuple[str, int]]) -> str:
@@ -126,7 +147,8 @@ def softmax_axes(activation: OperatorDesc | None, rank: int) -> tuple[int, ...] 
 @dataclass(frozen=True)
 class Tiling:
     """The tiled product's shape: `batches` products of an M x K and a K x N matrix; `a_k_first` / `b_n_first`:
-    whether tile loads walk A along K and B along N (the tensor's contiguous way), else along M and K."""
+    whether tile loads walk A along K and B along N (the tensor's contiguous way), else along M and K; `a_vector` /
+    `b_vector`: whether they load four elements at once (a_vec4 / b_vec4; K, resp. N, a multiple of 4)."""
 
     batches: int
     m: int
@@ -134,6 +156,8 @@ class Tiling:
     k: int
     a_k_first: bool
     b_n_first: bool
+    a_vector: bool = False
+    b_vector: bool = False
 
     @property
     def rows(self) -> int:
@@ -157,23 +181,53 @@ class Tiling:
 
 
 def tiled_source(tiling: Tiling) -> str:
-    """gemm_tiled.wgsl for `tiling`; the operator adds start, a_value, b_value and store."""
+    """gemm_tiled.wgsl for `tiling`; the operator adds start, a_value or a_vec4, b_value or b_vec4, and store."""
     rows, depth = tiling.rows, tiling.depth
     tm = 16 * rows
     tiles_m, tiles_n = tiling.tiles
-    a_first = (f"            let m = e / {depth}u;\n            let k = e % {depth}u;" if tiling.a_k_first else
-               f"            let k = e / {tm}u;\n            let m = e % {tm}u;")
-    b_first = ("            let k = e / 64u;\n            let n = e % 64u;" if tiling.b_n_first else
-               f"            let n = e / {depth}u;\n            let k = e % {depth}u;")
+    if tiling.a_vector:        # a_vec4: four k of one row of A, spread over four rows of the tile
+        index = f"let m = e / {depth // 4}u;\n    let k = (e % {depth // 4}u) * 4u;"
+        value = ("var v = vec4<f32>();\n    if (m0 + m < {M}u && k0 + k < {K}u) {{ v = a_vec4(m0 + m, k0 + k); }}\n"
+                 "    " + "\n    ".join(f"tile_a[(k + {j}u) * {tm}u + m] = v[{j}];" for j in range(4)))
+        load_a = _tile_loads(tm * depth // 4, index, value)
+    else:
+        index = (f"let m = e / {depth}u;\n    let k = e % {depth}u;" if tiling.a_k_first else
+                 f"let k = e / {tm}u;\n    let m = e % {tm}u;")
+        value = ("var v = 0.0;\n    if (m0 + m < {M}u && k0 + k < {K}u) {{ v = a_value(m0 + m, k0 + k); }}\n"
+                 f"    tile_a[k * {tm}u + m] = v;")
+        load_a = _tile_loads(tm * depth, index, value)
+    if tiling.b_vector:        # b_vec4: four n of one row of B, one vec4 of the tile
+        index = "let k = e / 16u;\n    let n = (e % 16u) * 4u;"
+        value = ("var v = vec4<f32>();\n    if (n0 + n < {N}u && k0 + k < {K}u) {{ v = b_vec4(k0 + k, n0 + n); }}\n"
+                 "    tile_b[k * 16u + n / 4u] = v;")
+        load_b = _tile_loads(depth * 16, index, value)
+    else:
+        index = ("let k = e / 64u;\n    let n = e % 64u;" if tiling.b_n_first else
+                 f"let n = e / {depth}u;\n    let k = e % {depth}u;")
+        value = ("var v = 0.0;\n    if (n0 + n < {N}u && k0 + k < {K}u) {{ v = b_value(k0 + k, n0 + n); }}\n"
+                 "    tile_b[k * 16u + n / 4u][n % 4u] = v;")
+        load_b = _tile_loads(depth * TILE_N, index, value)
     products = "".join(f"            part[{i}] += tile_a[a + {i}u] * b;\n" for i in range(rows))
     sums = "".join(f"        acc[{i}] += part[{i}];\n" for i in range(rows))
     # set explicitly: a `var` declared in a loop is not zeroed again on each iteration by every WGSL compiler
     zeros = "".join(f"        part[{i}] = vec4<f32>();\n" for i in range(rows))
-    return template("gemm_tiled.wgsl", TILE_A=tm * depth, TILE_B=16 * depth, TK=depth, A_LOADS=rows * depth // 16,
-                    B_LOADS=depth // 4, TILES=tiling.batches * tiles_m * tiles_n,
-                    TILES_N=tiles_n, TILES_M=tiles_m, TM=tm, RM=rows, M=tiling.m, N=tiling.n, K=tiling.k,
-                    A_FIRST=a_first, B_FIRST=b_first, PRODUCTS=products.rstrip("\n"), SUMS=sums.rstrip("\n"),
-                    ZEROS=zeros.rstrip("\n"))
+    values = {"M": tiling.m, "N": tiling.n, "K": tiling.k}
+    return template("gemm_tiled.wgsl", TILE_A=tm * depth, TILE_B=16 * depth, TK=depth,
+                    TILES=tiling.batches * tiles_m * tiles_n, TILES_N=tiles_n, TILES_M=tiles_m, TM=tm, RM=rows,
+                    LOAD_A=load_a.format(**values), LOAD_B=load_b.format(**values), PRODUCTS=products.rstrip("\n"),
+                    SUMS=sums.rstrip("\n"), ZEROS=zeros.rstrip("\n"), **values)
+
+
+def _tile_loads(count: int, index: str, body: str) -> str:
+    """The loop by which the 256 invocations load `count` items of a tile: item e (`index` finds its place) by
+    invocation e % 256; `body` loads and stores it (a template of M, N and K: its braces doubled)."""
+    lines = [line.strip() for line in f"{index}\n{body}".split("\n")]
+    depth = 12
+    if count % 256:
+        lines = [f"if (e < {count}u) {{{{", *("    " + line for line in lines), "}}"]
+    inner = "\n".join(" " * depth + line for line in lines)
+    return (f"        for (var r = 0u; r < {-(-count // 256)}u; r++) {{{{\n            let e = t + 256u * r;\n"
+            f"{inner}\n        }}}}")
 
 
 def direct_source(batches: int, m: int, n: int, k: int) -> str:
@@ -235,10 +289,13 @@ class GemmKernel(GpuKernel):
         activation = desc.fused_activation
         rank = len(output.sizes)
         axes = softmax_axes(activation, rank)
-        self.has_c = c is not None
         s_am, s_ak = _matrix_strides(a, trans_a)
         s_bk, s_bn = _matrix_strides(b, trans_b)
-        tiling = Tiling(math.prod(batch_sizes), m, n, k, a_k_first=s_ak <= s_am, b_n_first=s_bn <= s_bk)
+        batch_strides = [_batch_strides(tensor, batch_sizes) for tensor in (a, b, c or output)]
+        tiling = Tiling(math.prod(batch_sizes), m, n, k, a_k_first=s_ak <= s_am, b_n_first=s_bn <= s_bk,
+                        a_vector=vector_rows(a, k, s_ak, [s_am, *batch_strides[0]]),
+                        b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]))
+        self.vectors = (tiling.a_vector, tiling.b_vector)
 
         direct = output.data_type is D.FLOAT32 and axes is None
         self.out = None if direct else ScratchOutput(self, output, axes)
@@ -246,13 +303,13 @@ class GemmKernel(GpuKernel):
         tensors = [("a", a), ("b", b)] + ([("c", c)] if c is not None else [])
         slots = {"a": 0, "b": 1, "c": 2, "out": 3}
         parts = [params_binding(4)]
-        parts += [tensor_load(context, name, tensor, slots[name]) for name, tensor in tensors]
+        parts += [tensor_load(context, name, tensor, slots[name], vector=vector)
+                  for (name, tensor), vector in zip(tensors, [*self.vectors, False], strict=False)]
         if c is None:
             parts.append("@group(0) @binding(2) var<storage, read_write> c: array<u32>;\n")
         parts.append("var<private> base_out: u32;\n@group(0) @binding(3) var<storage, read_write> out: array<u32>;\n")
         offsets = ["a_batch", "b_batch", "c_batch", "o_batch"]
         parts.append("".join(f"var<private> {name}: u32;\n" for name in offsets))
-        batch_strides = [_batch_strides(tensor, batch_sizes) for tensor in (a, b, c or output)]
         out_weights = [math.prod(output.sizes[-2:])] if batch_sizes else []
         for d in range(len(batch_sizes) - 1, 0, -1):
             out_weights.insert(0, out_weights[0] * batch_sizes[d])
@@ -260,8 +317,11 @@ class GemmKernel(GpuKernel):
         parts.append(f"fn start(batch: u32) {{\n{bases([(name, slots[name]) for name, _ in tensors])}"
                      f"    base_out = P[3u];\n"
                      f"{decompose('batch', batch_sizes, [*batch_strides, out_batch], offsets, 'b')}}}\n")
-        parts.append(f"fn a_value(m: u32, k: u32) -> f32 {{ return load_a(a_batch + m * {s_am}u + k * {s_ak}u); }}\n"
-                     f"fn b_value(k: u32, n: u32) -> f32 {{ return load_b(b_batch + k * {s_bk}u + n * {s_bn}u); }}\n")
+        a_at, b_at = f"a_batch + m * {s_am}u + k * {s_ak}u", f"b_batch + k * {s_bk}u + n * {s_bn}u"
+        parts.append(f"fn a_vec4(m: u32, k: u32) -> vec4<f32> {{ return load4_a({a_at}); }}\n" if tiling.a_vector else
+                     f"fn a_value(m: u32, k: u32) -> f32 {{ return load_a({a_at}); }}\n")
+        parts.append(f"fn b_vec4(k: u32, n: u32) -> vec4<f32> {{ return load4_b({b_at}); }}\n" if tiling.b_vector else
+                     f"fn b_value(k: u32, n: u32) -> f32 {{ return load_b({b_at}); }}\n")
         parts.append(fused_activation(None if axes is not None else activation, params))
         value = "acc" if desc.alpha == 1.0 else f"acc * {f32_literal(desc.alpha)}"
         if c is not None:
@@ -282,6 +342,7 @@ class GemmKernel(GpuKernel):
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         a, b, c = inputs
         assert a is not None and b is not None
+        check_vector_bases(self.vectors, (a, b))
         target = outputs[0] if self.out is None else self.out.buffer
         self.main.record(recorder, [a, b, self.dummy if c is None else c, target])
         if self.out is not None:

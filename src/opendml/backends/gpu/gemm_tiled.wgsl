@@ -1,14 +1,15 @@
 // The tiled matrix product shared by GEMM and CONVOLUTION (an implicit GEMM): out(m, n) = sum_k a(m, k) b(k, n) for
 // every batch (GEMM's batch, CONVOLUTION's group), each of M x N x K specialized into this shader as constants.
 // The operator supplies `start(batch)` (per-work-group offsets into private variables), `a_value(m, k)` and
-// `b_value(k, n)` (called only inside the matrices) and `store(m, n, value)` (the epilogue: Alpha, Beta * C or Bias,
-// the fused activation, the write).
+// `b_value(k, n)` (called only inside the matrices), or `a_vec4(m, k)` (a(m, k..k + 3)) and `b_vec4(k, n)`
+// (b(k, n..n + 3)) where K or N is a multiple of 4 and the tensor's memory holds those four elements in one aligned
+// 16-byte word, and `store(m, n, value)` (the epilogue: Alpha, Beta * C or Bias, the fused activation, the write).
 //
 // A work-group of 256 invocations computes a TM x 64 tile of the output (TM = 16 RM): invocation (tx, ty) the RM x 4
 // outputs of rows ty RM.., columns 4 tx... K is walked TK at a time: the work-group loads a TM x TK tile of a and a
-// TK x 64 tile of b into workgroup memory (each invocation A_LOADS and B_LOADS elements, in the order that walks the
-// tensor's memory contiguously: A_FIRST / B_FIRST), then every invocation multiplies them from workgroup memory, four
-// columns of b at a time (vec4). Each TK-term block is summed apart and added to the running sums: a blocked
+// TK x 64 tile of b into workgroup memory (LOAD_A, LOAD_B: in the order that walks the tensor's memory contiguously,
+// four elements at a time where the operator supplies a_vec4 / b_vec4), then every invocation multiplies them from
+// workgroup memory, four columns of b at a time (vec4). Each TK-term block is summed apart and added to the running sums: a blocked
 // summation.
 // Work-group w (numbered x + y * groups.x) takes the tile (w % TILES_N, (w / TILES_N) % TILES_M) of batch
 // w / (TILES_N TILES_M).
@@ -29,24 +30,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
     let ty = t / 16u;
     var acc: array<vec4<f32>, {RM}>;
     for (var k0 = 0u; k0 < {K}u; k0 += {TK}u) {
-        for (var r = 0u; r < {A_LOADS}u; r++) {
-            let e = t + 256u * r;
-{A_FIRST}
-            let gm = m0 + m;
-            let gk = k0 + k;
-            var v = 0.0;
-            if (gm < {M}u && gk < {K}u) { v = a_value(gm, gk); }
-            tile_a[k * {TM}u + m] = v;
-        }
-        for (var r = 0u; r < {B_LOADS}u; r++) {
-            let e = t + 256u * r;
-{B_FIRST}
-            let gn = n0 + n;
-            let gk = k0 + k;
-            var v = 0.0;
-            if (gn < {N}u && gk < {K}u) { v = b_value(gk, gn); }
-            tile_b[k * 16u + n / 4u][n % 4u] = v;
-        }
+{LOAD_A}
+{LOAD_B}
         workgroupBarrier();
         var part: array<vec4<f32>, {RM}>;
 {ZEROS}
