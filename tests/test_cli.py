@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 from test_elementwise_samples import EXPECTED as ELEMENTWISE_SAMPLES
+from test_gemm_convolution_samples import EXPECTED as GEMM_CONVOLUTION_SAMPLES
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
 
@@ -65,8 +66,10 @@ def test_examples(name: str) -> None:
 
 
 def test_every_example_has_an_expected_output() -> None:
-    # DxDispatch's element-wise samples: test_elementwise_samples.py runs them (they write files: --output-path).
-    assert {path.name for path in EXAMPLES.glob("*.json")} == set(EXPECTED) | set(ELEMENTWISE_SAMPLES)
+    # DxDispatch's element-wise samples: test_elementwise_samples.py runs them (they write files: --output-path);
+    # its GEMM and CONVOLUTION samples: test_gemm_convolution_samples.py.
+    assert {path.name for path in EXAMPLES.glob("*.json")} == set(EXPECTED) | set(ELEMENTWISE_SAMPLES) | set(
+        GEMM_CONVOLUTION_SAMPLES)
 
 
 def _reduce_model() -> dict[str, Any]:

@@ -45,6 +45,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from test_cli import EXPECTED, deadline
 from test_elementwise_samples import EXPECTED as ELEMENTWISE_SAMPLES
+from test_gemm_convolution_samples import EXPECTED as GEMM_CONVOLUTION_SAMPLES
 
 from opendml.cli import main
 from opendml.model.reader import default_max_memory
@@ -320,7 +321,8 @@ def test_fuzz_models_dispatch(case: tuple[str, Any, int]) -> None:
     note(f"{name} after {mutations} mutations: {json.dumps(document)[:3000]}")
     status, stdout, stderr = fuzz_one(document)
     if mutations == 0:
-        assert status == 0 and stdout.splitlines() == {**EXPECTED, **ELEMENTWISE_SAMPLES}[name], (stdout, stderr)
+        expected = {**EXPECTED, **ELEMENTWISE_SAMPLES, **GEMM_CONVOLUTION_SAMPLES}[name]
+        assert status == 0 and stdout.splitlines() == expected, (stdout, stderr)
 
 
 @settings(MODEL_SETTINGS, max_examples=max(20, MODEL_EXAMPLES // 3))
