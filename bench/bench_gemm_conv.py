@@ -828,8 +828,9 @@ def main() -> int:
         results.append(bench_workload(device, work, args.repeat, rng, args.smoke, args.threads))
         gc.collect()   # the workload's arrays go before the next one allocates its own
         print(f"  done: {work.label} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
-    print()
-    print_report(results, args.threads)
+    if results:
+        print()
+        print_report(results, args.threads)
     if args.gpu:
         print()
         gpu_column(device, args.repeat, args.smoke)
