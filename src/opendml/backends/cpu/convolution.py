@@ -69,6 +69,8 @@ _STAMP: str = _ACTIVATIONS.__name__
 TAPS, IM2COL, DIRECT = 0, 1, 2
 #: TAPS where a group has at least this many input channels (a GEMM per tap then has K >= this), else IM2COL.
 TAPS_MIN_CHANNELS = 32
+#: IM2COL copies the rows of this many products per GEMM at least (whole taps; all of them at most).
+IM2COL_ROWS = 1 << 20
 #: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
@@ -87,8 +89,8 @@ IN_STRIDE, IN_SIZE, SRC_STEP, SRC_LEAD, SRC_PHASES, GRID = 6, 9, 12, 15, 18, 21
 (PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C) = range(24, 29)
 OUT_STRIDE, OUT_STEP = 29, 32
 (FILTER_G, FILTER_O, FILTER_C, BIAS_STRIDE, HAS_BIAS, METHOD, TILE, TILES, PARTS, CHUNKS, ACTIVATION, SOURCE_SIZE,
- COL_ROWS, PACKED_SIZE) = range(35, 49)
-GEO_SIZE = 49
+ COL_ROWS, PACKED_SIZE, GROUP_TAPS) = range(35, 50)
+GEO_SIZE = 50
 # Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset.
 PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED = 0, 3, 6, 7, 8
 # Tap table columns: source phase (flat), shift in the source grid (flat), the filter's spatial offset (elements).
@@ -181,7 +183,8 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
         method = TAPS
     else:
         method = IM2COL
-    rows = cig * most_taps if method == IM2COL else cig
+    group_taps = min(most_taps, max(1, -(-IM2COL_ROWS // cig)))
+    rows = cig * group_taps if method == IM2COL else cig
     tile = TILE_BYTES // (4 * max(cog + rows, 1))
     tile = min(max(tile // 16 * 16, 128), 2048)
     tile_rows = []
@@ -223,6 +226,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     geo[ACTIVATION] = _NONE if activation is None else int(activation.OPERATOR_TYPE)
     geo[SOURCE_SIZE] = 0 if direct_source else cig * src_phases[0] * src_phases[1] * src_phases[2] * plane
     geo[COL_ROWS] = rows
+    geo[GROUP_TAPS] = group_taps
     geo[PACKED_SIZE] = packed
     return ConvolutionPlan(geo, np.array(phase_rows, np.int64).reshape(-1, 9),
                            np.array(tap_rows, np.int64).reshape(-1, 3), np.array(tile_rows, np.int64).reshape(-1, 3),
@@ -355,10 +359,11 @@ def _epilogue_keyed(stamp: str) -> Any:
 
     @numba.njit(cache=True, error_model="numpy")
     def _epilogue(acc: Any, n: int, p0: int, y: Any, y_base: int, geo: Any, phase: Any, g: int, fparams: Any,
-                  segments: Any, tag: Any) -> None:
+                  segments: Any, activated: Any, tag: Any) -> None:
         """The tile's C (acc[o n + i], wide positions p0 + i of one output phase; Bias included), activated,
-        rounded and stored at its output positions (the wide columns dropped). An activation runs in place over
-        each channel's whole row (one call per row; the wide columns' few values are computed and dropped), then the
+        rounded and stored at its output positions (the wide columns dropped). An activation runs over each
+        channel's whole row into `activated` (one call per row; the wide columns' few values are computed and
+        dropped), then the
         row's runs of output positions (`segments`: start in the row, length, output offset) are stored (CLIP on
         the way)."""
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
@@ -396,7 +401,9 @@ def _epilogue_keyed(stamp: str) -> Any:
         for o in range(geo[COG]):
             row = acc[o * n:(o + 1) * n]
             if code not in (_NONE, _IDENTITY, _CLIP):
-                _activate_store(code, p1, p2, p3, row, 0, n, row, 0, tag)
+                # into another buffer: in place, LLVM's overlap check sends the loop to its scalar version (6x slower)
+                _activate_store(code, p1, p2, p3, row, 0, n, activated, 0, tag)
+                row = activated[:n]
             base = y_base + (g * geo[COG] + o) * geo[OUT_C]
             for s in range(count):
                 lo, length, at = segments[s, 0], segments[s, 1], base + segments[s, 2]
@@ -432,6 +439,7 @@ def _run_units_keyed(stamp: str) -> Any:
         col = np.empty(geo[COL_ROWS] * tile if method == IM2COL else 1, packed.dtype)
         acc = np.empty(cog * tile, packed.dtype)
         segments = np.empty((tile + 2, 3), np.int64)
+        activated = np.empty(tile, packed.dtype)
         item = packed.itemsize
         current = -1
         for unit in range(first, last):
@@ -464,14 +472,17 @@ def _run_units_keyed(stamp: str) -> Any:
                         gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, one, packed.ctypes.data + (w_row + t * cig) * item,
                              count * cig, s_address + at * item, channel, one, acc.ctypes.data, n)
                 else:
-                    if direct_source:
-                        _gather_rows(col, x, image * geo[IN_N] + g * cig * geo[IN_C], channel, taps, first_tap,
-                                     count, cig, plane, p0, n)
-                    else:
-                        _gather_rows(col, source, 0, channel, taps, first_tap, count, cig, plane, p0, n)
-                    gemm(fn, NO_TRANS, NO_TRANS, cog, n, count * cig, one, packed.ctypes.data + w_row * item,
-                         count * cig, col.ctypes.data, n, one, acc.ctypes.data, n)
-                _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, g, fparams, segments, tag)
+                    for t in range(0, count, geo[GROUP_TAPS]):
+                        group = min(geo[GROUP_TAPS], count - t)
+                        if direct_source:
+                            _gather_rows(col, x, image * geo[IN_N] + g * cig * geo[IN_C], channel, taps,
+                                         first_tap + t, group, cig, plane, p0, n)
+                        else:
+                            _gather_rows(col, source, 0, channel, taps, first_tap + t, group, cig, plane, p0, n)
+                        gemm(fn, NO_TRANS, NO_TRANS, cog, n, group * cig, one,
+                             packed.ctypes.data + (w_row + t * cig) * item, count * cig, col.ctypes.data, n, one,
+                             acc.ctypes.data, n)
+                _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, g, fparams, segments, activated, tag)
 
     return _run_units
 
