@@ -94,6 +94,9 @@ CASES: list[tuple[str, dict[str, Any], int, bool]] = [
     ("backward_convolution_mode_padded", dict(x=[1, 8, 4, 5], w=[8, 16, 2, 3], direction=BACKWARD, mode=FLIP,
                                               strides=[2, 1], dilations=[1, 2], start=[1, 0], end=[0, 1]),
      IM2COL, False),
+    ("taps_one_image_in_parts", dict(x=[1, 40, 64, 64], w=[40, 40, 3, 3], start=[1, 1], end=[1, 1]), TAPS, False),
+    ("backward_one_image_in_parts", dict(x=[1, 40, 40, 40], w=[40, 24, 4, 4], direction=BACKWARD, strides=[2, 2],
+                                         start=[1, 1], end=[1, 1]), TAPS, False),
     ("nhwc_input_and_output", dict(x=[2, 40, 5, 6], w=[8, 40, 3, 3], start=[1, 1], end=[1, 1],
                                    x_strides=[1200, 1, 240, 40], y_strides=[240, 1, 48, 8]), TAPS, False),
 ]
@@ -106,6 +109,8 @@ def test_each_method_matches_the_reference(name: str, arguments: dict[str, Any],
     desc = conv_desc(**arguments)
     plan = kernel_module.plan_convolution(desc, 2)
     assert (plan.geo[kernel_module.METHOD], bool(plan.geo[kernel_module.DIRECT_SOURCE])) == (method, in_place)
+    # one image, split among two threads: each part builds the source rows its tiles read
+    assert ("in_parts" in name) == (plan.geo[kernel_module.PARTS] > 1)
     arrays = data(desc, seed=len(name))
     value, bound = expected(desc, arrays)
     got = run(desc, arrays, small, monkeypatch)

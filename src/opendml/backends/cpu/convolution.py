@@ -89,8 +89,8 @@ IN_STRIDE, IN_SIZE, SRC_STEP, SRC_LEAD, SRC_PHASES, GRID = 6, 9, 12, 15, 18, 21
 (PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C) = range(24, 29)
 OUT_STRIDE, OUT_STEP = 29, 32
 (FILTER_G, FILTER_O, FILTER_C, BIAS_STRIDE, HAS_BIAS, METHOD, TILE, TILES, PARTS, CHUNKS, ACTIVATION, SOURCE_SIZE,
- COL_ROWS, PACKED_SIZE, GROUP_TAPS) = range(35, 50)
-GEO_SIZE = 50
+ COL_ROWS, PACKED_SIZE, GROUP_TAPS, MAX_SHIFT) = range(35, 51)
+GEO_SIZE = 51
 # Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset.
 PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED = 0, 3, 6, 7, 8
 # Tap table columns: source phase (flat), shift in the source grid (flat), the filter's spatial offset (elements).
@@ -227,6 +227,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     geo[SOURCE_SIZE] = 0 if direct_source else cig * src_phases[0] * src_phases[1] * src_phases[2] * plane
     geo[COL_ROWS] = rows
     geo[GROUP_TAPS] = group_taps
+    geo[MAX_SHIFT] = max([row[TAP_SHIFT] for row in tap_rows] + [0])
     geo[PACKED_SIZE] = packed
     return ConvolutionPlan(geo, np.array(phase_rows, np.int64).reshape(-1, 9),
                            np.array(tap_rows, np.int64).reshape(-1, 3), np.array(tile_rows, np.int64).reshape(-1, 3),
@@ -253,11 +254,12 @@ def _pack_filter(w: Any, packed: Any, geo: Any, phases: Any, taps: Any, tag: Any
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _build_source(x: Any, base: int, geo: Any, source: Any, tag: Any) -> None:
+def _build_source(x: Any, base: int, geo: Any, source: Any, first_row: int, last_row: int, tag: Any) -> None:
     """source[c, a, j] = x[base + c, j S + a - L] (0 outside the input) for the Cig channels of one group and image,
-    row by row: the input's part copied (gathered where strided), the padding zeroed."""
+    its rows (z, y) of flat index first_row <= z G_y + y < last_row: the input's part copied (gathered where
+    strided), the padding zeroed."""
     prefer_wide_vectors()
-    gz, gy, gx = geo[GRID], geo[GRID + 1], geo[GRID + 2]
+    gy, gx = geo[GRID + 1], geo[GRID + 2]
     sz, sy, sx = geo[SRC_STEP], geo[SRC_STEP + 1], geo[SRC_STEP + 2]
     lz, ly, lx = geo[SRC_LEAD], geo[SRC_LEAD + 1], geo[SRC_LEAD + 2]
     iz_size, iy_size, ix_size = geo[IN_SIZE], geo[IN_SIZE + 1], geo[IN_SIZE + 2]
@@ -270,27 +272,25 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, tag: Any) -> None:
                     lo = min(max(-((ax - lx) // sx), 0), gx)  # first j with j S + a - L >= 0
                     hi = min(max((ix_size - 1 + lx - ax) // sx + 1, lo), gx)
                     step = sx * geo[IN_STRIDE + 2]
-                    for jz in range(gz):
+                    for flat in range(last_row - first_row):
+                        jz = (first_row + flat) // gy
+                        jy = first_row + flat - jz * gy
                         iz = jz * sz + az - lz
-                        for jy in range(gy):
-                            iy = jy * sy + ay - ly
-                            row = at + (jz * gy + jy) * gx
-                            if iz < 0 or iz >= iz_size or iy < 0 or iy >= iy_size:
-                                for j in range(gx):
-                                    source[row + j] = zero
-                                continue
-                            for j in range(lo):
-                                source[row + j] = zero
-                            start = base + c * geo[IN_C] + iz * geo[IN_STRIDE] + iy * geo[IN_STRIDE + 1] + \
-                                (lo * sx + ax - lx) * geo[IN_STRIDE + 2]
-                            if step == 1:
-                                for j in range(hi - lo):
-                                    source[row + lo + j] = _load(x, start + j, tag)
-                            else:
-                                for j in range(hi - lo):
-                                    source[row + lo + j] = _load(x, start + j * step, tag)
-                            for j in range(hi, gx):
-                                source[row + j] = zero
+                        iy = jy * sy + ay - ly
+                        row = at + (first_row + flat) * gx
+                        if iz < 0 or iz >= iz_size or iy < 0 or iy >= iy_size:
+                            source[row:row + gx] = zero
+                            continue
+                        source[row:row + lo] = zero
+                        start = base + c * geo[IN_C] + iz * geo[IN_STRIDE] + iy * geo[IN_STRIDE + 1] + \
+                            (lo * sx + ax - lx) * geo[IN_STRIDE + 2]
+                        if step == 1:
+                            for j in range(hi - lo):
+                                source[row + lo + j] = _load(x, start + j, tag)
+                        else:
+                            for j in range(hi - lo):
+                                source[row + lo + j] = _load(x, start + j * step, tag)
+                        source[row + hi:row + gx] = zero
                     at += geo[PLANE]
 
 
@@ -441,14 +441,23 @@ def _run_units_keyed(stamp: str) -> Any:
         segments = np.empty((tile + 2, 3), np.int64)
         activated = np.empty(tile, packed.dtype)
         item = packed.itemsize
+        gx, rows = geo[GRID + 2], geo[GRID] * geo[GRID + 1]
         current = -1
         for unit in range(first, last):
             pair = unit // parts
             part = unit - pair * parts
             image = pair // groups
             g = pair - image * groups
-            if pair != current and not direct_source:
-                _build_source(x, image * geo[IN_N] + g * cig * geo[IN_C], geo, source, tag)
+            if not direct_source and (parts > 1 or pair != current):
+                # the source rows the part's tiles read (all of them where the part is the whole unit)
+                first_row, last_row = 0, rows
+                if parts > 1:
+                    first_row, last_row = rows, 0
+                    for index in range(part * tile_count // parts, (part + 1) * tile_count // parts):
+                        first_row = min(first_row, tiles[index, 1] // gx)
+                        last_row = max(last_row, (tiles[index, 1] + tiles[index, 2] + geo[MAX_SHIFT] - 1) // gx + 1)
+                    last_row = min(last_row, rows)
+                _build_source(x, image * geo[IN_N] + g * cig * geo[IN_C], geo, source, first_row, last_row, tag)
             current = pair
             if direct_source:
                 s_address = x.ctypes.data + (image * geo[IN_N] + g * cig * geo[IN_C]) * x.itemsize
