@@ -77,75 +77,77 @@ _CLIP, _SOFTMAX, _SOFTMAX1 = -1, -2, -3
  _M_CHUNKS, _META_LEN) = range(26)
 
 
-def _kernels(stamp: str) -> tuple[Any, Any]:
-    """The serial and the batch-parallel kernels, with `stamp` (the activation module's name) as a closure variable
-    of both: see _STAMP."""
-
-    @numba.njit(inline="always")
-    def pack(x: Any, base: int, rs: int, cs: int, rows: int, cols: int, out: Any, tag: Any) -> None:
-        """out[r * cols + j] = x[base + r * rs + j * cs], widened to out's type, read in x's faster order."""
-        if cs <= rs or rows == 1:
-            for r in range(rows):
-                for j in range(cols):
-                    out[r * cols + j] = _load(x, base + r * rs + j * cs, tag)
-        else:
-            for j in range(cols):
-                for r in range(rows):
-                    out[r * cols + j] = _load(x, base + r * rs + j * cs, tag)
-
-    @numba.njit(inline="always", error_model="numpy")
-    def row_special(code: int, buf: Any, cols: int, p1: Any, p2: Any) -> None:
-        """CLIP (p1, p2 = Min, Max) or SOFTMAX over buf[:cols], in place."""
-        if code == _CLIP:  # max(Min, min(x, Max)): Min above Max gives Min; NaN stays NaN
-            for j in range(cols):
-                v = buf[j]
-                v = p2 if v > p2 else v
-                buf[j] = p1 if v < p1 else v
-            return
-        top = buf[0]
-        for j in range(1, cols):
-            top = buf[j] if buf[j] > top or top != top else top   # a NaN anywhere makes the row NaN
-        total = np.float32(0.0)
-        for j in range(cols):
-            e = exp_f32(np.float32(buf[j] - top))
-            buf[j] = e
-            total += e
-        scale = np.float32(1.0) / total
-        for j in range(cols):
-            buf[j] = buf[j] * scale
-
-    @numba.njit(inline="always", error_model="numpy")
-    def epilogue(t: Any, t0: int, ldt: int, rows: int, cols: int, y: Any, y0: int, y_rs: int, y_cs: int, c: Any,
-                 c0: int, c_rs: int, c_cs: int, has_c: bool, beta: Any, code: int, p1: Any, p2: Any, p3: Any,
-                 buf: Any, stage: Any, tag: Any, direct: bool) -> None:
-        """Rows [0, rows) of the panel t (row r at t0 + r * ldt, FLOAT32, Alpha already applied): + Beta x C, the
-        fused activation, stored to y (row r at y0 + r * y_rs, column stride y_cs) in y's type."""
+@numba.njit(inline="always")
+def _pack(x: Any, base: int, rs: int, cs: int, rows: int, cols: int, out: Any, tag: Any) -> None:
+    """out[r * cols + j] = x[base + r * rs + j * cs], widened to out's type, read in x's faster order."""
+    if cs <= rs or rows == 1:
         for r in range(rows):
-            tr, yr = t0 + r * ldt, y0 + r * y_rs
-            if direct and not has_c and code > 0:
-                # in place in the FLOAT32 output: each element is read before it is written
-                _activate_store(code, p1, p2, p3, t, tr, tr + cols, y, yr - tr, tag)
-                continue
             for j in range(cols):
-                buf[j] = t[tr + j]
-            if has_c:
-                cr = c0 + r * c_rs
-                for j in range(cols):
-                    buf[j] = buf[j] + beta * _load(c, cr + j * c_cs, tag)
-            applied = code
-            if code < 0:
-                row_special(code, buf, cols, p1, p2)
-                applied = _IDENTITY
-            elif code == _NONE:
-                applied = _IDENTITY
-            if y_cs == 1:
-                _activate_store(applied, p1, p2, p3, buf, 0, cols, y, yr, tag)
-            else:
-                _activate_store(applied, p1, p2, p3, buf, 0, cols, stage, 0, tag)
-                for j in range(cols):
-                    y[yr + j * y_cs] = stage[j]
+                out[r * cols + j] = _load(x, base + r * rs + j * cs, tag)
+    else:
+        for j in range(cols):
+            for r in range(rows):
+                out[r * cols + j] = _load(x, base + r * rs + j * cs, tag)
 
-    @numba.njit(error_model="numpy")
+
+@numba.njit(inline="always", error_model="numpy")
+def _row_special(code: int, buf: Any, cols: int, p1: Any, p2: Any) -> None:
+    """CLIP (p1, p2 = Min, Max) or SOFTMAX over buf[:cols], in place."""
+    if code == _CLIP:  # max(Min, min(x, Max)): Min above Max gives Min; NaN stays NaN
+        for j in range(cols):
+            v = buf[j]
+            v = p2 if v > p2 else v
+            buf[j] = p1 if v < p1 else v
+        return
+    top = buf[0]
+    for j in range(1, cols):
+        top = buf[j] if buf[j] > top or top != top else top   # a NaN anywhere makes the row NaN
+    total = np.float32(0.0)
+    for j in range(cols):
+        e = exp_f32(np.float32(buf[j] - top))
+        buf[j] = e
+        total += e
+    scale = np.float32(1.0) / total
+    for j in range(cols):
+        buf[j] = buf[j] * scale
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _epilogue(t: Any, t0: int, ldt: int, rows: int, cols: int, y: Any, y0: int, y_rs: int, y_cs: int, c: Any,
+              c0: int, c_rs: int, c_cs: int, has_c: bool, beta: Any, code: int, p1: Any, p2: Any, p3: Any,
+              buf: Any, stage: Any, tag: Any, direct: bool) -> None:
+    """Rows [0, rows) of the panel t (row r at t0 + r * ldt, FLOAT32, Alpha already applied): + Beta x C, the
+    fused activation, stored to y (row r at y0 + r * y_rs, column stride y_cs) in y's type."""
+    for r in range(rows):
+        tr, yr = t0 + r * ldt, y0 + r * y_rs
+        if direct and not has_c and code > 0:
+            # in place in the FLOAT32 output: each element is read before it is written
+            _activate_store(code, p1, p2, p3, t, tr, tr + cols, y, yr - tr, tag)
+            continue
+        for j in range(cols):
+            buf[j] = t[tr + j]
+        if has_c:
+            cr = c0 + r * c_rs
+            for j in range(cols):
+                buf[j] = buf[j] + beta * _load(c, cr + j * c_cs, tag)
+        applied = code
+        if code < 0:
+            _row_special(code, buf, cols, p1, p2)
+            applied = _IDENTITY
+        elif code == _NONE:
+            applied = _IDENTITY
+        if y_cs == 1:
+            _activate_store(applied, p1, p2, p3, buf, 0, cols, y, yr, tag)
+        else:
+            _activate_store(applied, p1, p2, p3, buf, 0, cols, stage, 0, tag)
+            for j in range(cols):
+                y[yr + j * y_cs] = stage[j]
+
+
+def _run_keyed(stamp: str) -> Any:
+    """_run with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
+
+    @numba.njit(cache=True, error_model="numpy")
     def run(first: int, last: int, a: Any, b: Any, c: Any, y: Any, pa: Any, pb: Any, pt: Any, buf: Any,
             stage: Any, meta: Any, tab: Any, fp: Any, alpha: Any, beta: Any, tag: Any) -> None:
         """Batch elements [first, last) (see the module docstring); pa, pb, pt, buf and stage are this call's own
@@ -170,7 +172,7 @@ def _kernels(stamp: str) -> tuple[Any, Any]:
             oa, ob, oc, oy = tab[e], tab[batches + e], tab[2 * batches + e], tab[3 * batches + e]
             if b_pack:
                 if ob != packed_b:
-                    pack(b, ob, b_rs, b_cs, k, n, pb, tag)
+                    _pack(b, ob, b_rs, b_cs, k, n, pb, tag)
                     packed_b = ob
                 b_address, b_t, ldb = np.int64(pb.ctypes.data), _NO_TRANS, n
             else:
@@ -178,7 +180,7 @@ def _kernels(stamp: str) -> tuple[Any, Any]:
             for r0 in range(0, m, panel):
                 rows = min(panel, m - r0)
                 if a_pack:
-                    pack(a, oa + r0 * a_rs, a_rs, a_cs, rows, k, pa, tag)
+                    _pack(a, oa + r0 * a_rs, a_rs, a_cs, rows, k, pa, tag)
                     a_address, a_t, lda = np.int64(pa.ctypes.data), _NO_TRANS, k
                 else:
                     a_address, a_t, lda = np.int64(a.ctypes.data) + (oa + r0 * a_rs) * size, a_trans, a_ld
@@ -187,27 +189,38 @@ def _kernels(stamp: str) -> tuple[Any, Any]:
                     blas_gemm(address, a_t, b_t, rows, n, k, alpha, a_address, lda, b_address, ldb, zero,
                                np.int64(y.ctypes.data) + t0 * size, y_ld)
                     if epilogue_needed:
-                        epilogue(y, t0, y_rs, rows, n, y, t0, y_rs, y_cs, c, oc + r0 * c_rs, c_rs, c_cs, has_c, beta,
+                        _epilogue(y, t0, y_rs, rows, n, y, t0, y_rs, y_cs, c, oc + r0 * c_rs, c_rs, c_cs, has_c, beta,
                                  code, p1, p2, p3, buf, stage, tag, True)
                 else:
                     blas_gemm(address, a_t, b_t, rows, n, k, alpha, a_address, lda, b_address, ldb, zero,
                                np.int64(pt.ctypes.data), n)
-                    epilogue(pt, 0, n, rows, n, y, oy + r0 * y_rs, y_rs, y_cs, c, oc + r0 * c_rs, c_rs, c_cs, has_c,
+                    _epilogue(pt, 0, n, rows, n, y, oy + r0 * y_rs, y_rs, y_cs, c, oc + r0 * c_rs, c_rs, c_cs, has_c,
                              beta, code, p1, p2, p3, buf, stage, tag, False)
 
-    @numba.njit(parallel=True, error_model="numpy")
+    return run
+
+
+_run = _run_keyed(_STAMP)
+
+
+def _parallel_keyed(stamp: str) -> Any:
+    """_parallel with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
+
+    @numba.njit(parallel=True, cache=True, error_model="numpy")
     def parallel(a: Any, b: Any, c: Any, y: Any, pa: Any, pb: Any, pt: Any, buf: Any, stage: Any, meta: Any,
                  tab: Any, fp: Any, alpha: Any, beta: Any, tag: Any) -> None:
         """run() over the batch in meta[_M_CHUNKS] equal shares, one per thread, each with its own scratch row."""
         chunks, batches = meta[_M_CHUNKS], meta[_M_BATCH]
+        if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
+            return
         for chunk in numba.prange(chunks):
-            run(chunk * batches // chunks, (chunk + 1) * batches // chunks, a, b, c, y, pa[chunk], pb[chunk],
+            _run(chunk * batches // chunks, (chunk + 1) * batches // chunks, a, b, c, y, pa[chunk], pb[chunk],
                 pt[chunk], buf[chunk], stage[chunk], meta, tab, fp, alpha, beta, tag)
 
-    return run, parallel
+    return parallel
 
 
-_run, _parallel = _kernels(_STAMP)
+_parallel = _parallel_keyed(_STAMP)
 
 
 # -- the plan ---------------------------------------------------------------------------------------------------------
