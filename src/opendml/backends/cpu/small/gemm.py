@@ -62,9 +62,9 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
             matrix = np.broadcast_to(matrix, (*batch, *matrix.shape[-2:]))
             operands.append(matrix.astype(compute, copy=False))
         result = np.empty((*batch, m, n), compute)
-        for index in np.ndindex(*batch):
-            np.matmul(operands[0][index], operands[1][index], out=result[index])
         with np.errstate(all="ignore"):  # infinities and NaN give IEEE's results, as in the numba kernel
+            for index in np.ndindex(*batch):
+                np.matmul(operands[0][index], operands[1][index], out=result[index])
             if alpha != 1:
                 result *= alpha
             if c_view is not None:
