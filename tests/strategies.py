@@ -658,6 +658,68 @@ def accumulate_unit(data_type: dml.DataType, flags: dml.ExecutionFlags) -> float
     return 2.0**-24
 
 
+def gemm_convolution_bounds(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray | None],
+                            flags: dml.ExecutionFlags = dml.ExecutionFlags.NONE
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(exact value before the activation, least, greatest, anything) per output element of a GEMM or CONVOLUTION
+    descriptor on these logical inputs: the float64 reference within reference.result_bounds (K = the products each
+    output sums), the bounds rounded to the output type (so beyond its range they are its infinities). `anything`
+    marks the elements whose sum of |products| is not finite or reaches half of FLOAT32's range (a NaN or infinite
+    input, or an accumulation that may overflow and give inf - inf in any order), and a CONVOLUTION's output channels
+    whose filter holds a non-finite value: any value is right there (for a fused SOFTMAX, in the whole group it
+    normalizes)."""
+    from reference import convolution_terms, reference_convolution, reference_gemm, result_bounds
+
+    first, second, third = inputs
+    assert first is not None and second is not None
+    output = desc.output_tensor  # type: ignore[attr-defined]
+    dtype = output.data_type.numpy_dtype
+    if isinstance(desc, dml.GemmOperatorDesc):
+        value, magnitude = reference_gemm(first, second, third, trans_a=desc.trans_a.name, trans_b=desc.trans_b.name,
+                                          alpha=float(desc.alpha), beta=float(desc.beta))
+        terms = desc.a_tensor.sizes[-2] if desc.trans_a.name == "TRANSPOSE" else desc.a_tensor.sizes[-1]
+    else:
+        assert isinstance(desc, dml.ConvolutionOperatorDesc)
+        value, magnitude = reference_convolution(
+            first, second, third, mode=desc.mode.name, direction=desc.direction.name, strides=desc.strides,
+            dilations=desc.dilations, start_padding=desc.start_padding, end_padding=desc.end_padding,
+            output_padding=desc.output_padding, group_count=desc.group_count)
+        terms = convolution_terms(desc.filter_tensor.sizes, desc.direction.name, desc.group_count,
+                                  desc.input_tensor.sizes[1])
+    value, magnitude = (np.broadcast_to(array, output.sizes) for array in (value, magnitude))
+    name, parameters, axes = fused_activation_of(desc)
+    with np.errstate(all="ignore"):
+        anything = ~(magnitude < float(np.finfo(np.float32).max) / 2)
+        if isinstance(desc, dml.ConvolutionOperatorDesc):
+            # A non-finite filter value may meet a padded zero (0 x inf = NaN) in a kernel that pads the input
+            # (FORWARD's padding, BACKWARD's gather over a zero-stuffed input): its output channels are open.
+            bad = ~np.isfinite(np.asarray(second, np.float64))
+            per_channel = bad.reshape(bad.shape[0], bad.shape[1], -1).any(axis=2)
+            channels = (per_channel.reshape(desc.group_count, -1, per_channel.shape[1]).any(axis=1).reshape(-1)
+                        if desc.direction.name == "BACKWARD" else per_channel.any(axis=1))
+            shape = (1, -1) + (1,) * (len(output.sizes) - 2)
+            anything = anything | channels.reshape(shape)
+        if name == "SOFTMAX":
+            anything = np.broadcast_to(anything.any(axis=axes, keepdims=True), anything.shape)
+        safe = np.where(anything, 0.0, value), np.where(anything, 0.0, magnitude)
+        low, high = result_bounds(*safe, terms, dtype, accumulate_unit=accumulate_unit(output.data_type, flags),
+                                  activation=name, parameters=parameters, axes=axes)
+        low, high = (bound.astype(dtype).astype(np.float64) for bound in (low, high))
+    return value, low, high, anything
+
+
+def check_gemm_convolution(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray | None], output: np.ndarray,
+                           flags: dml.ExecutionFlags = dml.ExecutionFlags.NONE) -> None:
+    """The logical output of a GEMM or CONVOLUTION dispatch against gemm_convolution_bounds (test_gemm,
+    test_convolution, and test_fuzz_descriptors.check_outputs, the differential fuzzer's oracle)."""
+    from reference import assert_within_bounds
+
+    value, low, high, anything = gemm_convolution_bounds(desc, inputs, flags)
+    assert output.shape == low.shape and output.dtype == desc.output_tensor.data_type.numpy_dtype  # type: ignore
+    got = np.where(anything, low, output.astype(np.float64))
+    assert_within_bounds(got, low, high, desc.label, exact=value)
+
+
 def backends(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Runs the decorated test on these backends only (conftest's `backend` parametrization reads the attribute)."""
     def mark(test: Callable[..., None]) -> Callable[..., None]:

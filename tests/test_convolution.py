@@ -18,15 +18,14 @@ import numpy as np
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
-from reference import assert_within_bounds, convolution_terms, reference_convolution, result_bounds
+from reference import reference_convolution
 from strategies import (
     T,
-    accumulate_unit,
     backends,
     build_buffer,
+    check_gemm_convolution,
     convolution_descs,
     execute_between_sentinels,
-    fused_activation_of,
     logical_data,
     read_buffer,
 )
@@ -234,18 +233,7 @@ def check_case(case: ConvCase, *, raw: bool = True) -> None:
         got = read_buffer(raw_out, dtype, out_desc.sizes, out_desc.strides, byte_offset=16 * (len(buffers) + 1))
     else:
         (got,) = compiled(x, w, bias)
-    value, magnitude = reference_convolution(
-        x, w, bias, mode=desc.mode.name, direction=desc.direction.name, strides=desc.strides,
-        dilations=desc.dilations, start_padding=desc.start_padding, end_padding=desc.end_padding,
-        output_padding=desc.output_padding, group_count=desc.group_count)
-    assert value.shape == tuple(out_desc.sizes)
-    terms = convolution_terms(desc.filter_tensor.sizes, desc.direction.name, desc.group_count,
-                              desc.input_tensor.sizes[1])
-    name, parameters, axes = fused_activation_of(desc)
-    low, high = result_bounds(value, magnitude, terms, dtype,
-                              accumulate_unit=accumulate_unit(out_desc.data_type, case.flags),
-                              activation=name, parameters=parameters, axes=axes)
-    assert_within_bounds(got, low, high, f"CONVOLUTION K={terms}", exact=value)
+    check_gemm_convolution(desc, (x, w, bias), got, case.flags)
 
 
 @settings(max_examples=15, deadline=None)

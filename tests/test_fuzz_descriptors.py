@@ -582,6 +582,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from test_element_wise import check_element_wise
 
         check_element_wise(desc, inputs, outputs[0])
+    elif isinstance(desc, (dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc)):
+        from strategies import check_gemm_convolution
+
+        check_gemm_convolution(desc, inputs, outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -591,7 +595,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.GatherNdOperatorDesc, dml.MeanVarianceNormalizationOperatorDesc, dml.ArgMinOperatorDesc,
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
-    ActivationOperatorDesc, ElementWiseOperatorDesc)
+    ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:

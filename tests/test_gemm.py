@@ -23,11 +23,10 @@ from hypothesis import strategies as st
 from reference import assert_within_bounds, reference_gemm, result_bounds
 from strategies import (
     T,
-    accumulate_unit,
     backends,
     build_buffer,
+    check_gemm_convolution,
     execute_between_sentinels,
-    fused_activation_of,
     gemm_descs,
     logical_data,
     read_buffer,
@@ -236,15 +235,7 @@ def check_case(case: GemmCase, *, raw: bool = True) -> None:
                           byte_offset=16 * (len(buffers) + 1))
     else:
         (got,) = compiled(a, b, c)
-    k = desc.a_tensor.sizes[-2] if desc.trans_a == TRANSPOSE else desc.a_tensor.sizes[-1]
-    value, magnitude = reference_gemm(a, b, c, trans_a=desc.trans_a.name, trans_b=desc.trans_b.name,
-                                      alpha=float(desc.alpha), beta=float(desc.beta))
-    value, magnitude = (np.broadcast_to(array, out_desc.sizes) for array in (value, magnitude))
-    name, parameters, axes = fused_activation_of(desc)
-    low, high = result_bounds(value, magnitude, k, dtype,
-                              accumulate_unit=accumulate_unit(out_desc.data_type, case.flags),
-                              activation=name, parameters=parameters, axes=axes)
-    assert_within_bounds(got, low, high, f"GEMM K={k}", exact=value)
+    check_gemm_convolution(desc, (a, b, c), got, case.flags)
 
 
 @settings(max_examples=12, deadline=None)
