@@ -82,6 +82,32 @@ def test_bias_then_fused_relu() -> None:
     assert out.reshape(2, 2).tolist() == [[0, 0], [17, 27]]
 
 
+def test_fused_clip_from_level_6_0() -> None:
+    # [[37, 47], [67, 77]] clipped to [40, 70]
+    desc = CONV(T(F32, [1, 1, 3, 3]), T(F32, [1, 1, 2, 2]), None, T(F32, [1, 1, 2, 2]),
+                fused_activation=dml.ElementWiseClipOperatorDesc(None, None, None, 40.0, 70.0))
+    (out,) = compile_conv(desc, "6_0")(IMAGE, KERNEL)
+    assert out.reshape(2, 2).tolist() == [[40, 47], [67, 70]]
+
+
+def test_owned_filter_and_bias_give_the_same_bits() -> None:
+    rng = np.random.default_rng(9)
+    x, w, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 4, 6, 5), (6, 2, 3, 3), (1, 6, 1, 1)))
+    owned = dml.TensorFlags.OWNED_BY_DML
+
+    def desc(flags: dml.TensorFlags) -> dml.ConvolutionOperatorDesc:
+        return CONV(T(F32, [2, 4, 6, 5]), T(F32, [6, 2, 3, 3], flags=flags), T(F32, [1, 6, 1, 1], flags=flags),
+                    T(F32, [2, 6, 6, 5]), start_padding=(1, 1), end_padding=(1, 1), group_count=2,
+                    fused_activation=RELU)
+
+    (expected,) = compile_conv(desc(dml.TensorFlags.NONE))(x, w, b)
+    compiled = compile_conv(desc(owned))
+    (first,) = compiled(x, w, b)
+    out = np.zeros(expected.shape, np.float32)
+    compiled.execute([dml.Binding(x), None, None], [dml.Binding(out)])
+    assert first.tobytes() == expected.tobytes() and out.tobytes() == expected.tobytes()
+
+
 def test_stride_2_and_padding_1() -> None:
     # Output (3 + 1 + 1 - 2) // 2 + 1 = 2 per side; out[y, x] reads rows 2y - 1 + i and columns 2x - 1 + j:
     # (0, 0): only in[0, 0] x k[1, 1] = 4; (0, 1): row 0, columns 1, 2: 2 x 3 + 3 x 4 = 18; (1, 0): rows 1, 2,

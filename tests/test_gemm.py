@@ -98,6 +98,48 @@ def test_sigmoid_fused() -> None:
     np.testing.assert_allclose(out, [[0.5, 0.8807970780], [0.1192029220, 0.75]], rtol=2e-7)
 
 
+def test_fused_clip_from_level_6_0() -> None:
+    # [[-3, 0.5], [-5, 0]] (the 1_0 case above) clipped to [-1, 0.25]
+    desc = GEMM(T(F32, [1, 1, 3, 2]), T(F32, [1, 1, 2, 3]), T(F32, [1, 1, 2, 2]), T(F32, [1, 1, 2, 2]),
+                TRANSPOSE, TRANSPOSE, 0.5, -1.0, dml.ElementWiseClipOperatorDesc(None, None, None, -1.0, 0.25))
+    (out,) = compile_gemm(desc, "6_0")(A_KM, B_NK, C_MN)
+    assert out.reshape(2, 2).tolist() == [[-1, 0.25], [-1, 0]]
+
+
+LN2, LN3 = float(np.log(2.0)), float(np.log(3.0))
+
+
+@pytest.mark.parametrize(("activation", "expected"), [
+    # each row: e^0 : e^ln3 = 1 : 3 -> [1/4, 3/4]; e^ln2 : e^ln2 -> [1/2, 1/2]
+    (dml.ActivationSoftmaxOperatorDesc(), [[1 / 4, 3 / 4], [1 / 2, 1 / 2]]),
+    # each column (axis 0, M): 1 : 2 -> [1/3, 2/3]; 3 : 2 -> [3/5, 2/5]
+    (dml.ActivationSoftmax1OperatorDesc(axes=[0]), [[1 / 3, 3 / 5], [2 / 3, 2 / 5]]),
+    # the whole matrix: 1, 3, 2, 2 over 8
+    (dml.ActivationSoftmax1OperatorDesc(axes=[0, 1]), [[1 / 8, 3 / 8], [2 / 8, 2 / 8]]),
+], ids=["softmax", "softmax1_axis_0", "softmax1_both_axes"])
+def test_fused_softmax_from_level_6_1(activation: dml.OperatorDesc, expected: list[list[float]]) -> None:
+    # I x [[0, ln 3], [ln 2, ln 2]]
+    desc = GEMM(T(F32, [2, 2]), T(F32, [2, 2]), None, T(F32, [2, 2]), fused_activation=activation)
+    (out,) = compile_gemm(desc, "6_1")(f32([[1, 0], [0, 1]]), f32([[0, LN3], [LN2, LN2]]))
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_owned_weights_give_the_same_bits() -> None:
+    # B OWNED_BY_DML (bound once at initialize, as ONNX Runtime's initializers) or bound at every execute
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((3, 5, 7)).astype(np.float32), rng.standard_normal((3, 7, 4)).astype(np.float32)
+    plain = GEMM(T(F32, [3, 5, 7]), T(F32, [3, 7, 4]), None, T(F32, [3, 5, 4]),
+                 fused_activation=dml.ActivationTanhOperatorDesc())
+    owned = GEMM(T(F32, [3, 5, 7]), T(F32, [3, 7, 4], flags=dml.TensorFlags.OWNED_BY_DML), None, T(F32, [3, 5, 4]),
+                 fused_activation=dml.ActivationTanhOperatorDesc())
+    (expected,) = compile_gemm(plain)(a, b)
+    compiled = compile_gemm(owned)
+    (first,) = compiled(a, b)
+    out = np.zeros((3, 5, 4), np.float32)
+    compiled.execute([dml.Binding(a), None, None], [dml.Binding(out)])
+    assert first.tobytes() == expected.tobytes() and out.tobytes() == expected.tobytes()
+
+
 def test_beta_is_ignored_without_c() -> None:
     # 2 x ([1, 2] . [3, 4]) = 2 x 11; Beta 3 has nothing to scale
     desc = GEMM(T(F32, [1, 2]), T(F32, [2, 1]), None, T(F32, [1, 1]), NONE, NONE, 2.0, 3.0)
@@ -248,6 +290,17 @@ def test_gemm_matches_reference_on_raw_buffers(case: GemmCase) -> None:
 @given(case=gemm_cases(max_k=300))
 def test_long_contractions_stay_within_the_bound(case: GemmCase) -> None:
     check_case(case, raw=False)
+
+
+@backends("cpu")
+def test_reference_activation_of_a_transposed_result() -> None:
+    # einsum over transposed operands gives a column-major result; apply_activation once wrote its values into a
+    # copy (reshape(-1) of a non-contiguous array) and returned uninitialised memory.
+    value, magnitude = reference_gemm(f32([[1, 2], [3, 4]]), f32([[1, 0], [0, 1]]), None, trans_a="TRANSPOSE",
+                                      trans_b="TRANSPOSE")
+    low, high = result_bounds(value, magnitude, 2, np.float32, accumulate_unit=2.0**-24, activation="LINEAR",
+                              parameters=(1.0, 1.0))
+    assert_within_bounds(np.array([[2, 4], [3, 5]], np.float32), low, high, "LINEAR(op(A) op(B))")
 
 
 @backends("cpu")
