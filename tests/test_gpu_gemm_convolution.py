@@ -74,7 +74,8 @@ def check_gemm(device: dml.Device, desc: GEMM, memory: str = "device", seed: int
 
 # -- GEMM ------------------------------------------------------------------------------------------------------------
 
-# (M, N, K): one element; partial tiles of 1, 2, 4 and 8 rows per invocation; K below, at and past one 16-deep tile.
+# (M, N, K): one element (the untiled pass); partial tiles of 1, 2, 4 and 8 rows per invocation; K below, at and past
+# one 16- or 32-deep tile.
 TILE_EDGES = [(1, 1, 1), (15, 63, 17), (17, 65, 16), (33, 64, 31), (130, 7, 40), (128, 129, 3)]
 
 
@@ -90,17 +91,19 @@ def test_gemm_tile_edges(device: dml.Device, m: int, n: int, k: int, transposes:
 @pytest.mark.parametrize(("data_type", "memory", "shader_f16"), [
     (F32, "device", True), (F32, "host", True), (F16, "device", True), (F16, "host", True), (F16, "device", False)],
     ids=["FLOAT32-device", "FLOAT32-host", "FLOAT16-device", "FLOAT16-host", "FLOAT16-words"])
+@pytest.mark.parametrize("m", [5, 37], ids=["untiled", "tiled"])
 def test_gemm_strides_batches_and_words(device: dml.Device, data_type: dml.DataType, memory: str, shader_f16: bool,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                        m: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stored {K, M} read as op(A) by TransA and then transposed back by its strides; B's rows padded, its batch
     shared (stride 0); C broadcast over the batch and the rows by zero strides; the output's rows 2N + 1 elements
     apart with its elements 2 apart, so that each FLOAT16 element shares its word with a byte outside the tensor,
     and the odd rows start in a word's upper half. FLOAT16 inputs are read as f16 where the adapter has shader-f16,
-    else from the halves of 32-bit words (`shader_f16` False: as on an adapter without it)."""
+    else from the halves of 32-bit words (`shader_f16` False: as on an adapter without it). M 5 runs the untiled pass,
+    M 37 the tiled one."""
     if not shader_f16:
         context = device.backend.context  # type: ignore[attr-defined]
         monkeypatch.setattr(type(context), "f16", property(lambda self: False))
-    m, n, k = 5, 19, 21
+    n, k = 19, 21
     a = T(data_type, [2, 3, k, m], [3 * k * m, k * m, 1, k])          # element (k, m) at m * K + k
     b = T(data_type, [2, 3, k, n], [0, (n + 3) * k, n + 3, 1])
     c = T(data_type, [2, 3, m, n], [0, 0, 0, 1])

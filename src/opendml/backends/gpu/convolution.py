@@ -27,6 +27,7 @@ from ...types import DataType, ExecutionFlags
 from .context import Bound, GpuContext, Recorder, group_counts
 from .elementwise import Params
 from .gemm import (
+    DIRECT_ROWS,
     ScratchOutput,
     Tiling,
     bases,
@@ -43,8 +44,6 @@ from .kernel import GpuKernel, compile_pass
 from .wgsl import params_binding
 
 D = DataType
-#: Output channels per group below which the untiled pass runs.
-DIRECT_ROWS = 8
 
 
 def _row_major(sizes: Sequence[int], strides: Sequence[int]) -> bool:

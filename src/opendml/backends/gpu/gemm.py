@@ -1,17 +1,20 @@
 """GEMM on the GPU (issue 27): one tiled pass (gemm_tiled.wgsl) specialized to the descriptor, as issue 29's
-dispatch model asks: M, N, K, the batch count and every stride are WGSL constants (a transpose is only strides, so
-TransA / TransB and any layout cost no copy), the pipeline is built at compile time and cached by its source.
+dispatch model asks: M, N, K, the batch count, every stride, Alpha and Beta are WGSL constants (a transpose is only
+strides, so TransA / TransB and any layout cost no copy), the pipeline is built at compile time and cached by its
+source. A work-group computes a 16- to 128-row x 64-column output tile from TK-deep tiles of op(A) and op(B) in
+workgroup memory (TK 32, or 16 with 8 rows per invocation), loaded 16 bytes at a time where a FLOAT32 row allows
+(`vector_rows`); a product of fewer than DIRECT_ROWS rows runs the untiled pass (gemm_direct.wgsl) instead.
 
-The pass computes op(A) @ op(B) over K in FLOAT32 (FLOAT16 widened exactly), summed in blocks of 16 terms (each
+The pass computes op(A) @ op(B) over K in FLOAT32 (FLOAT16 widened exactly), summed in blocks of TK terms (each
 block apart, then added to the running sum), and its epilogue applies Alpha, Beta * C (C broadcast through its
-sizes of 1: stride 0), the fused activation (rendered from its formula by `fused_activation`, as the standalone
-activation is) and writes the output:
+sizes of 1 and zero strides), the fused activation (rendered from its formula by `fused_activation`, as the
+standalone activation is) and writes the output:
 - a FLOAT32 output directly through its strides, one 32-bit word per element;
 - a FLOAT16 output, or any output under a fused SOFTMAX / SOFTMAX1, through a FLOAT32 scratch buffer (row-major over
   the output's sizes): SOFTMAX's pass (gemm_softmax.wgsl, a work-group per softmax group) normalizes it in place, then
   an elementwise pass (elementwise.Output) rounds each value once to the output's type and writes it through the
   output's strides a whole 32-bit word per invocation, so the bytes around a 16-bit element are never torn.
-Batches: the output's leading dimensions, each input's own broadcast to them (stride 0 along a size of 1).
+Batches: the output's leading dimensions, each input's own read through its strides (0 along a size of 1).
 FLOAT64 needs float64 arithmetic, which WGSL lacks: refused at compile time.
 
 `tiled_source` (the tiling's parameters and WGSL) is shared with CONVOLUTION (convolution.py), an implicit GEMM.
@@ -46,6 +49,9 @@ TILE_N = 64
 TILE_K = 32
 #: Bytes of workgroup memory a tiling may take (WebGPU's guaranteed maxComputeWorkgroupStorageSize).
 WORKGROUP_BYTES = 16384
+#: Rows of the product (GEMM's M, CONVOLUTION's output channels per group) below which the untiled pass runs: a tile
+#: of 16 rows would mostly idle (a matrix-vector product, a depthwise convolution).
+DIRECT_ROWS = 8
 #: Invocations of the softmax pass's work-group.
 SOFTMAX_WIDTH = 256
 
@@ -231,9 +237,9 @@ def _tile_loads(count: int, index: str, body: str) -> str:
 
 
 def direct_source(batches: int, m: int, n: int, k: int) -> str:
-    """The untiled product over the same functions as `tiled_source`: an invocation per output element (n fastest,
-    then m, then the batch), its K terms summed in blocks of 16 (gemm_direct.wgsl). For products with few rows
-    (CONVOLUTION with few output channels per group: depthwise), where a tile of 16 rows would mostly idle."""
+    """The untiled product over the same functions as `tiled_source` (a_value, b_value): an invocation per output
+    element (n fastest, then m, then the batch), its K terms summed in blocks of 16 (gemm_direct.wgsl). For products
+    of fewer than DIRECT_ROWS rows."""
     return template("gemm_direct.wgsl", WIDTH=WORKGROUP_SIZE, COUNT=batches * m * n, M=m, N=n, K=k)
 
 
@@ -292,10 +298,12 @@ class GemmKernel(GpuKernel):
         s_am, s_ak = _matrix_strides(a, trans_a)
         s_bk, s_bn = _matrix_strides(b, trans_b)
         batch_strides = [_batch_strides(tensor, batch_sizes) for tensor in (a, b, c or output)]
-        tiling = Tiling(math.prod(batch_sizes), m, n, k, a_k_first=s_ak <= s_am, b_n_first=s_bn <= s_bk,
-                        a_vector=vector_rows(a, k, s_ak, [s_am, *batch_strides[0]]),
-                        b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]))
-        self.vectors = (tiling.a_vector, tiling.b_vector)
+        batches = math.prod(batch_sizes)
+        tiling = None if m < DIRECT_ROWS else Tiling(
+            batches, m, n, k, a_k_first=s_ak <= s_am, b_n_first=s_bn <= s_bk,
+            a_vector=vector_rows(a, k, s_ak, [s_am, *batch_strides[0]]),
+            b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]))
+        self.vectors = (False, False) if tiling is None else (tiling.a_vector, tiling.b_vector)
 
         direct = output.data_type is D.FLOAT32 and axes is None
         self.out = None if direct else ScratchOutput(self, output, axes)
@@ -318,9 +326,9 @@ class GemmKernel(GpuKernel):
                      f"    base_out = P[3u];\n"
                      f"{decompose('batch', batch_sizes, [*batch_strides, out_batch], offsets, 'b')}}}\n")
         a_at, b_at = f"a_batch + m * {s_am}u + k * {s_ak}u", f"b_batch + k * {s_bk}u + n * {s_bn}u"
-        parts.append(f"fn a_vec4(m: u32, k: u32) -> vec4<f32> {{ return load4_a({a_at}); }}\n" if tiling.a_vector else
+        parts.append(f"fn a_vec4(m: u32, k: u32) -> vec4<f32> {{ return load4_a({a_at}); }}\n" if self.vectors[0] else
                      f"fn a_value(m: u32, k: u32) -> f32 {{ return load_a({a_at}); }}\n")
-        parts.append(f"fn b_vec4(k: u32, n: u32) -> vec4<f32> {{ return load4_b({b_at}); }}\n" if tiling.b_vector else
+        parts.append(f"fn b_vec4(k: u32, n: u32) -> vec4<f32> {{ return load4_b({b_at}); }}\n" if self.vectors[1] else
                      f"fn b_value(k: u32, n: u32) -> f32 {{ return load_b({b_at}); }}\n")
         parts.append(fused_activation(None if axes is not None else activation, params))
         value = "acc" if desc.alpha == 1.0 else f"acc * {f32_literal(desc.alpha)}"
@@ -335,8 +343,13 @@ class GemmKernel(GpuKernel):
         else:
             target = f"o_batch + m * {n}u + n"
         parts.append(f"fn store(m: u32, n: u32, acc: f32) {{ out[{target}] = bitcast<u32>(activation({value})); }}\n")
-        parts.append(tiled_source(tiling))
-        self.main = compile_pass(context, "".join(parts), 4, params, tiling.groups())
+        if tiling is None:
+            parts.append(direct_source(batches, m, n, k))
+            work = group_counts(batches * m * n)
+        else:
+            parts.append(tiled_source(tiling))
+            work = tiling.groups()
+        self.main = compile_pass(context, "".join(parts), 4, params, work)
         self.dummy = self.scratch(16) if c is None else None
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
