@@ -1,8 +1,8 @@
-"""The cpu backend's CONVOLUTION kernels (backends/cpu/convolution.py, numba + BLAS; backends/cpu/small/convolution.py,
-NumPy): each way the numba kernel computes a tile (TAPS, IM2COL, DIRECT, the input read in place), its epilogue's
-paths (Bias, activations, fused CLIP, output strides that are not unit, FLOAT16 rounding), an owned filter packed
-at initialize, and OpenBLAS's thread count, against tests/reference.py's float64 convolution (a loop over the
-definition, not these kernels) within the accumulation bound of their sums. tests/test_convolution.py holds the
+"""The cpu backend's CONVOLUTION kernels (backends/cpu/convolution.py, numba; backends/cpu/small/convolution.py, NumPy):
+each way the numba kernel computes a tile (MICRO, IM2COL, DIRECT, the input read in place), its epilogue's paths
+(Bias, activations, fused CLIP, output strides that are not unit, FLOAT16 rounding) and an owned filter packed at
+initialize, against tests/reference.py's float64 convolution (a loop over the definition, not these kernels)
+within the accumulation bound of their sums. tests/test_convolution.py holds the
 operator's goldens and properties on every backend."""
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from strategies import T, build_buffer, execute_between_sentinels, read_buffer
 import opendml as dml
 import opendml.backends.cpu
 from opendml.backends.cpu import convolution as kernel_module
-from opendml.backends.cpu import convolution_blas
 
 F32, F16 = dml.DataType.FLOAT32, dml.DataType.FLOAT16
 FORWARD, BACKWARD = dml.ConvolutionDirection.FORWARD, dml.ConvolutionDirection.BACKWARD
 CROSS, FLIP = dml.ConvolutionMode.CROSS_CORRELATION, dml.ConvolutionMode.CONVOLUTION
-TAPS, IM2COL, DIRECT = kernel_module.TAPS, kernel_module.IM2COL, kernel_module.DIRECT
+MICRO, IM2COL, DIRECT = kernel_module.MICRO, kernel_module.IM2COL, kernel_module.DIRECT
 
 
 def conv_desc(x: list[int], w: list[int], *, direction: dml.ConvolutionDirection = FORWARD,
@@ -75,30 +74,31 @@ def expected(desc: dml.ConvolutionOperatorDesc, arrays: list[np.ndarray | None])
 
 #: (id, descriptor arguments, the numba kernel's method, whether it reads the input in place)
 CASES: list[tuple[str, dict[str, Any], int, bool]] = [
-    ("taps_padded_strided_dilated", dict(x=[2, 40, 9, 8], w=[6, 40, 3, 2], strides=[2, 3], dilations=[2, 1],
-                                         start=[1, 2], end=[0, 1]), TAPS, False),
+    ("micro_padded_strided_dilated", dict(x=[2, 40, 9, 8], w=[6, 40, 3, 2], strides=[2, 3], dilations=[2, 1],
+                                          start=[1, 2], end=[0, 1]), MICRO, False),
     ("im2col_in_place_1x1", dict(x=[2, 48, 5, 7], w=[8, 48, 1, 1], bias=False), IM2COL, True),
-    ("taps_in_place_3x3_convolution_mode", dict(x=[1, 32, 6, 6], w=[8, 32, 3, 3], mode=FLIP), TAPS, True),
-    ("im2col_7x7_stride_2", dict(x=[2, 3, 15, 13], w=[16, 3, 7, 7], strides=[2, 2], start=[3, 3], end=[3, 2]),
-     IM2COL, False),
-    ("im2col_3d", dict(x=[1, 4, 5, 6, 7], w=[12, 4, 3, 3, 3], start=[1, 1, 1], end=[1, 1, 1]), IM2COL, False),
-    ("im2col_1d_groups", dict(x=[2, 16, 11], w=[24, 8, 3], groups=2, strides=[2], start=[1], end=[1]), IM2COL,
+    ("micro_3x3_convolution_mode_12_channels", dict(x=[1, 32, 6, 6], w=[12, 32, 3, 3], mode=FLIP), MICRO, False),
+    ("micro_7x7_stride_2", dict(x=[2, 3, 15, 13], w=[16, 3, 7, 7], strides=[2, 2], start=[3, 3], end=[3, 2]),
+     MICRO, False),
+    ("micro_3d", dict(x=[1, 4, 5, 6, 7], w=[12, 4, 3, 3, 3], start=[1, 1, 1], end=[1, 1, 1]), MICRO, False),
+    ("micro_1d_groups", dict(x=[2, 16, 11], w=[24, 8, 3], groups=2, strides=[2], start=[1], end=[1]), MICRO,
      False),
+    ("micro_1x1_padded_rows", dict(x=[2, 24, 5, 6], w=[16, 24, 1, 1], x_strides=[840, 35, 7, 1]), MICRO, False),
     ("direct_depthwise", dict(x=[2, 8, 9, 8], w=[8, 1, 3, 3], groups=8, start=[1, 1], end=[1, 1]), DIRECT, False),
     ("direct_depthwise_multiplier_2", dict(x=[1, 4, 7, 6], w=[8, 1, 3, 3], groups=4, dilations=[2, 1]), DIRECT,
      False),
-    ("backward_taps_4x4_stride_2", dict(x=[2, 40, 5, 6], w=[40, 6, 4, 4], direction=BACKWARD, strides=[2, 2],
-                                        start=[1, 1], end=[1, 1], extra=[1, 0]), TAPS, False),
+    ("backward_micro_4x4_stride_2", dict(x=[2, 40, 5, 6], w=[40, 6, 4, 4], direction=BACKWARD, strides=[2, 2],
+                                         start=[1, 1], end=[1, 1], extra=[1, 0]), MICRO, False),
     ("backward_stride_3_phases_without_taps", dict(x=[2, 6, 5, 5], w=[6, 1, 1, 1], direction=BACKWARD,
                                                    strides=[3, 3], groups=2, extra=[2, 1]), DIRECT, False),
     ("backward_convolution_mode_padded", dict(x=[1, 8, 4, 5], w=[8, 16, 2, 3], direction=BACKWARD, mode=FLIP,
                                               strides=[2, 1], dilations=[1, 2], start=[1, 0], end=[0, 1]),
-     IM2COL, False),
-    ("taps_one_image_in_parts", dict(x=[1, 40, 64, 64], w=[40, 40, 3, 3], start=[1, 1], end=[1, 1]), TAPS, False),
+     MICRO, False),
+    ("micro_one_image_in_parts", dict(x=[1, 40, 64, 64], w=[40, 40, 3, 3], start=[1, 1], end=[1, 1]), MICRO, False),
     ("backward_one_image_in_parts", dict(x=[1, 40, 40, 40], w=[40, 24, 4, 4], direction=BACKWARD, strides=[2, 2],
-                                         start=[1, 1], end=[1, 1]), TAPS, False),
+                                         start=[1, 1], end=[1, 1]), MICRO, False),
     ("nhwc_input_and_output", dict(x=[2, 40, 5, 6], w=[8, 40, 3, 3], start=[1, 1], end=[1, 1],
-                                   x_strides=[1200, 1, 240, 40], y_strides=[240, 1, 48, 8]), TAPS, False),
+                                   x_strides=[1200, 1, 240, 40], y_strides=[240, 1, 48, 8]), MICRO, False),
 ]
 
 
@@ -183,13 +183,3 @@ def test_strided_buffers_keep_the_sentinels_and_the_inputs(monkeypatch: pytest.M
     got = read_buffer(raw, np.float32, out.sizes, out.strides, byte_offset=16 * (len(buffers) + 1))
     value, bound = expected(desc, arrays)
     assert np.all(np.abs(got - value) <= bound)
-
-
-def test_openblas_threads_are_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel holds OpenBLAS to one thread while its threads each run GEMMs, and gives NumPy its count back."""
-    if convolution_blas._get_threads is None:
-        pytest.skip("NumPy's BLAS is not the OpenBLAS this module binds")
-    before = int(convolution_blas._get_threads())
-    desc = conv_desc([4, 64, 16, 16], [64, 64, 3, 3], start=[1, 1], end=[1, 1])
-    run(desc, data(desc, seed=1), False, monkeypatch)
-    assert int(convolution_blas._get_threads()) == before
