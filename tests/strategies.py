@@ -538,15 +538,14 @@ def fused_activations(draw: st.DrawFn, level: dml.FeatureLevel, *, gemm: bool = 
                     for name in choice.parameter_names()])
 
 
-def _gemm_drawer(cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24
-                 ) -> st.SearchStrategy[dml.OperatorDesc]:
-    return gemm_descs(cls, level, max_k=max_k)
+def _gemm_drawer(cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> st.SearchStrategy[dml.OperatorDesc]:
+    return gemm_descs(cls, level)
 
 
 @st.composite
-def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24
-               ) -> dml.OperatorDesc:
-    """GEMM: a type and rank of the row in force, M and N 1 to 5, K 1 to `max_k`, batch sizes 1 to 3 shared by
+def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *, max_k: int = 24,
+               max_side: int = 5) -> dml.OperatorDesc:
+    """GEMM: a type and rank of the row in force, M and N 1 to `max_side`, K 1 to `max_k`, batch sizes 1 to 3 shared by
     every tensor (README: a broadcast batch is given by zero strides, which input_desc draws), TransA / TransB (a
     transpose folded into the strides by the transposed stride kind), C absent, full or broadcast within the matrix
     along M, N or both by zero strides (C has Output's sizes), Alpha and Beta among a few values (0 included), a
@@ -556,7 +555,7 @@ def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureL
     low, high = row_ranks(row, "ATensor")
     rank = draw(st.integers(low, min(high, 4)))
     batch = [draw(st.integers(1, 3)) for _ in range(rank - 2)]
-    m, n = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    m, n = draw(st.integers(1, max_side)), draw(st.integers(1, max_side))
     k = draw(st.one_of(st.integers(1, 6), st.integers(1, max_k)))
     trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
     a = draw(input_desc(data_type, [*batch, *((k, m) if trans_a else (m, k))]))
@@ -578,12 +577,13 @@ def gemm_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureL
 
 @st.composite
 def convolution_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel, *,
-                      max_side: int = 5) -> dml.OperatorDesc:
+                      max_side: int = 5, max_channels: int = 3) -> dml.OperatorDesc:
     """CONVOLUTION: a type and rank of the row in force (1 to 3 spatial dimensions), both modes and directions, 1 to
-    3 groups of 1 to 3 channels each way (depthwise a quarter of the time: one input channel per group), batch 1 or
-    2, spatial sides 1 to `max_side`, filter sides 1 to 3, strides 1 to 3, dilations 1 or 2, each padding 0 to the
-    filter's extent - 1 (at most 2), OutputPadding below the stride (BACKWARD only), an optional Bias, inputs at any
-    strides (NHWC among them), a fused activation now and then; input sides large enough for an output."""
+    3 groups of 1 to `max_channels` channels each way (depthwise a quarter of the time: one input channel per
+    group), batch 1 or 2, spatial sides 1 to `max_side`, filter sides 1 to 3, strides 1 to 3, dilations 1 or 2, each
+    padding 0 to the filter's extent - 1 (at most 2), OutputPadding below the stride (BACKWARD only), an optional
+    Bias, inputs at any strides (NHWC among them), a fused activation now and then; input sides large enough for an
+    output."""
     row = table_row(cls, level)
     data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
     low, high = row_ranks(row, "InputTensor")
@@ -592,8 +592,8 @@ def convolution_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.F
     backward = draw(st.booleans())
     groups = draw(st.integers(1, 3))
     depthwise = draw(st.integers(0, 3)) == 0
-    cig = 1 if depthwise else draw(st.integers(1, 3))
-    cog = draw(st.integers(1, 3))
+    cig = 1 if depthwise else draw(st.integers(1, max_channels))
+    cog = draw(st.integers(1, max_channels))
     kernel = [draw(st.integers(1, 3)) for _ in range(count)]
     strides = [draw(st.integers(1, 3)) for _ in range(count)]
     dilations = [draw(st.integers(1, 2)) for _ in range(count)]

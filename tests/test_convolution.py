@@ -231,9 +231,10 @@ class ConvCase:
 
 
 @st.composite
-def conv_cases(draw: st.DrawFn) -> ConvCase:
+def conv_cases(draw: st.DrawFn, max_side: int = 5, max_channels: int = 3) -> ConvCase:
     level = draw(st.sampled_from([str(level) for level in dml.FeatureLevel]))
-    desc = draw(convolution_descs(CONV, dml.FeatureLevel.parse(level)))
+    desc = draw(convolution_descs(CONV, dml.FeatureLevel.parse(level), max_side=max_side,
+                                  max_channels=max_channels))
     half = desc.input_tensor.data_type == F16 and draw(st.booleans())
     case = ConvCase(level, desc, HALF if half else dml.ExecutionFlags.NONE, draw(st.integers(0, 2**32 - 1)),
                     draw(st.sampled_from(["host", "device"])))
@@ -266,6 +267,14 @@ def check_case(case: ConvCase, *, raw: bool = True) -> None:
 @given(case=conv_cases())
 def test_convolution_matches_reference_on_raw_buffers(case: ConvCase) -> None:
     check_case(case)
+
+
+@settings(max_examples=4, deadline=None)
+@given(case=conv_cases(max_side=12, max_channels=40))
+def test_channels_enough_for_the_tiled_paths(case: ConvCase) -> None:
+    # up to 40 channels per group and sides of 12: the cpu's per-tap GEMMs (32 channels a group and more), im2col and
+    # micro-kernel paths beside the direct one, the gpu's tiled pass (8 output channels a group and more)
+    check_case(case, raw=False)
 
 
 # -- the reference's own evidence -------------------------------------------------------------------------------------

@@ -249,9 +249,9 @@ def gemm_levels() -> list[str]:
 
 
 @st.composite
-def gemm_cases(draw: st.DrawFn, max_k: int = 24) -> GemmCase:
+def gemm_cases(draw: st.DrawFn, max_k: int = 24, max_side: int = 5) -> GemmCase:
     level = draw(st.sampled_from(gemm_levels()))
-    desc = draw(gemm_descs(GEMM, dml.FeatureLevel.parse(level), max_k=max_k))
+    desc = draw(gemm_descs(GEMM, dml.FeatureLevel.parse(level), max_k=max_k, max_side=max_side))
     half = desc.a_tensor.data_type == F16 and draw(st.booleans())
     case = GemmCase(level, desc, HALF if half else dml.ExecutionFlags.NONE, draw(st.integers(0, 2**32 - 1)),
                     draw(st.sampled_from(["host", "device"])))
@@ -289,6 +289,13 @@ def test_gemm_matches_reference_on_raw_buffers(case: GemmCase) -> None:
 @settings(max_examples=4, deadline=None)
 @given(case=gemm_cases(max_k=300))
 def test_long_contractions_stay_within_the_bound(case: GemmCase) -> None:
+    check_case(case, raw=False)
+
+
+@settings(max_examples=4, deadline=None)
+@given(case=gemm_cases(max_k=100, max_side=70))
+def test_matrices_wider_than_the_kernels_tiles(case: GemmCase) -> None:
+    # M and N up to 70, K up to 100: past the gpu's 64-column tiles and 32-deep K steps, and the cpu's small paths
     check_case(case, raw=False)
 
 
