@@ -116,6 +116,22 @@ def test_gemm_float16_neighbours_in_one_word(device: dml.Device) -> None:
     check_gemm(device, GEMM(T(F16, [7, 9]), T(F16, [9, 13]), None, T(F16, [7, 13])), "host")
 
 
+# FLOAT16 outputs the tiled pass writes a word (two neighbours along N) at a time: odd N with a 2-element gap after
+# each row (the last word holds an element and a gap), even N packed, N = 1 (each word an element and a gap).
+PAIR_LAYOUTS = {"odd-N-gaps": ([2, 20, 13], [20 * 14 + 2, 14, 1]), "even-N": ([20, 16], None),
+                "one-column": ([20, 1], [2, 1])}
+
+
+@pytest.mark.parametrize("memory", ["device", "host"])
+@pytest.mark.parametrize("layout", list(PAIR_LAYOUTS))
+def test_gemm_float16_pairs_written_a_word_at_a_time(device: dml.Device, layout: str, memory: str) -> None:
+    sizes, strides = PAIR_LAYOUTS[layout]
+    *batch, m, n = sizes
+    desc = GEMM(T(F16, [*batch, m, 9]), T(F16, [*batch, 9, n]), T(F16, sizes), T(F16, sizes, strides), beta=-1.0,
+                fused_activation=dml.ActivationLeakyReluOperatorDesc(0.5))
+    check_gemm(device, desc, memory)
+
+
 @pytest.mark.parametrize("data_type", [F32, F16], ids=["FLOAT32", "FLOAT16"])
 @pytest.mark.parametrize("activation", [
     dml.ActivationSoftmaxOperatorDesc(), dml.ActivationSoftmax1OperatorDesc(axes=[0, 2]),

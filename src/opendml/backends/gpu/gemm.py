@@ -10,10 +10,13 @@ block apart, then added to the running sum), and its epilogue applies Alpha, Bet
 sizes of 1 and zero strides), the fused activation (rendered from its formula by `fused_activation`, as the
 standalone activation is) and writes the output:
 - a FLOAT32 output directly through its strides, one 32-bit word per element;
-- a FLOAT16 output, or any output under a fused SOFTMAX / SOFTMAX1, through a FLOAT32 scratch buffer (row-major over
-  the output's sizes): SOFTMAX's pass (gemm_softmax.wgsl, a work-group per softmax group) normalizes it in place, then
-  an elementwise pass (elementwise.Output) rounds each value once to the output's type and writes it through the
-  output's strides a whole 32-bit word per invocation, so the bytes around a 16-bit element are never torn.
+- a FLOAT16 output whose words each hold two neighbours along N of one row (or one element and bytes outside the
+  tensor: N unit-strided, every other stride even) directly from the tiled pass, a whole word at a time;
+- any other FLOAT16 output, or any output under a fused SOFTMAX / SOFTMAX1, through a FLOAT32 scratch buffer
+  (row-major over the output's sizes): SOFTMAX's pass (gemm_softmax.wgsl, a work-group per softmax group) normalizes
+  it in place, then an elementwise pass (elementwise.Output) rounds each value once to the output's type and writes
+  it through the output's strides a whole 32-bit word per invocation.
+Either way no two invocations write one word, so the bytes around a 16-bit element are never torn.
 Batches: the output's leading dimensions, each input's own read through its strides (0 along a size of 1).
 FLOAT64 needs float64 arithmetic, which WGSL lacks: refused at compile time.
 
@@ -40,7 +43,7 @@ from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .element_wise import _libraries, _Renderer, activation_function
 from .elementwise import Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
-from .wgsl import params_binding
+from .wgsl import F16_BITS, params_binding
 
 D = DataType
 #: Columns of the output tile of one work-group (16 invocations x 4).
@@ -186,8 +189,29 @@ class Tiling:
         return group_counts(self.batches * tiles_m * tiles_n, 1)
 
 
-def tiled_source(tiling: Tiling) -> str:
-    """gemm_tiled.wgsl for `tiling`; the operator adds start, a_value or a_vec4, b_value or b_vec4, and store."""
+#: The tiled pass's stores: each of an invocation's outputs by `store(m, n, value)`, or (`pairs`) two neighbours along
+#: N at a time by `store_pair(m, n, value, next, has_next)` (a FLOAT16 output whose words hold such pairs).
+_STORES = """    for (var i = 0u; i < {RM}u; i++) {{
+        let m = m0 + ty * {RM}u + i;
+        if (m >= {M}u) {{ break; }}
+        for (var j = 0u; j < 4u; j++) {{
+            let n = n0 + tx * 4u + j;
+            if (n < {N}u) {{ store(m, n, acc[i][j]); }}
+        }}
+    }}"""
+_PAIR_STORES = """    for (var i = 0u; i < {RM}u; i++) {{
+        let m = m0 + ty * {RM}u + i;
+        if (m >= {M}u) {{ break; }}
+        for (var j = 0u; j < 4u; j += 2u) {{
+            let n = n0 + tx * 4u + j;
+            if (n < {N}u) {{ store_pair(m, n, acc[i][j], acc[i][j + 1u], n + 1u < {N}u); }}
+        }}
+    }}"""
+
+
+def tiled_source(tiling: Tiling, pairs: bool = False) -> str:
+    """gemm_tiled.wgsl for `tiling`; the operator adds start, a_value or a_vec4, b_value or b_vec4, and store (or
+    store_pair: `pairs`)."""
     rows, depth = tiling.rows, tiling.depth
     tm = 16 * rows
     tiles_m, tiles_n = tiling.tiles
@@ -221,6 +245,7 @@ def tiled_source(tiling: Tiling) -> str:
     return template("gemm_tiled.wgsl", TILE_A=tm * depth, TILE_B=16 * depth, TK=depth,
                     TILES=tiling.batches * tiles_m * tiles_n, TILES_N=tiles_n, TILES_M=tiles_m, TM=tm, RM=rows,
                     LOAD_A=load_a.format(**values), LOAD_B=load_b.format(**values), PRODUCTS=products.rstrip("\n"),
+                    EPILOGUE=(_PAIR_STORES if pairs else _STORES).format(RM=rows, **values),
                     SUMS=sums.rstrip("\n"), ZEROS=zeros.rstrip("\n"), **values)
 
 
@@ -305,7 +330,15 @@ class GemmKernel(GpuKernel):
             b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]))
         self.vectors = (False, False) if tiling is None else (tiling.a_vector, tiling.b_vector)
 
-        direct = output.data_type is D.FLOAT32 and axes is None
+        s_om, s_on = output.element_strides[-2:]
+        out_strides = _batch_strides(output, batch_sizes)
+        # A FLOAT16 output whose 32-bit words each hold elements n, n + 1 of one row (n even), or one element and
+        # bytes outside the tensor, is written by the tiled pass two elements at a time, each word by one invocation
+        # (its base element is even: binding offsets are multiples of 16 bytes).
+        pairs = (output.data_type is D.FLOAT16 and axes is None and tiling is not None and (n == 1 or s_on == 1)
+                 and all(stride % 2 == 0 for stride in [s_om, *out_strides]))
+        self.pairs = pairs
+        direct = (output.data_type is D.FLOAT32 or pairs) and axes is None
         self.out = None if direct else ScratchOutput(self, output, axes)
         params = Params(4)
         tensors = [("a", a), ("b", b)] + ([("c", c)] if c is not None else [])
@@ -321,7 +354,7 @@ class GemmKernel(GpuKernel):
         out_weights = [math.prod(output.sizes[-2:])] if batch_sizes else []
         for d in range(len(batch_sizes) - 1, 0, -1):
             out_weights.insert(0, out_weights[0] * batch_sizes[d])
-        out_batch = _batch_strides(output, batch_sizes) if direct else out_weights
+        out_batch = out_strides if direct else out_weights
         parts.append(f"fn start(batch: u32) {{\n{bases([(name, slots[name]) for name, _ in tensors])}"
                      f"    base_out = P[3u];\n"
                      f"{decompose('batch', batch_sizes, [*batch_strides, out_batch], offsets, 'b')}}}\n")
@@ -337,17 +370,22 @@ class GemmKernel(GpuKernel):
                                                                             strict=True))
             term = f"load_c(c_batch + m * {s_cm}u + n * {s_cn}u)"
             value += f" + {term}" if desc.beta == 1.0 else f" + {f32_literal(desc.beta)} * {term}"
-        if direct:
-            s_om, s_on = output.element_strides[-2:]
-            target = f"base_out + o_batch + m * {s_om}u + n * {s_on}u"
+        if pairs:
+            parts.append(F16_BITS + f"fn result(m: u32, n: u32, acc: f32) -> f32 {{ return activation({value}); }}\n"
+                         f"fn store_pair(m: u32, n: u32, first: f32, second: f32, both: bool) {{\n"
+                         f"    let at = (base_out + o_batch + m * {s_om}u + n) >> 1u;\n"
+                         f"    var high = out[at] & 0xffff0000u;\n"
+                         f"    if (both) {{ high = f16_bits(result(m, n + 1u, second)) << 16u; }}\n"
+                         f"    out[at] = f16_bits(result(m, n, first)) | high;\n}}\n")
         else:
-            target = f"o_batch + m * {n}u + n"
-        parts.append(f"fn store(m: u32, n: u32, acc: f32) {{ out[{target}] = bitcast<u32>(activation({value})); }}\n")
+            target = f"base_out + o_batch + m * {s_om}u + n * {s_on}u" if direct else f"o_batch + m * {n}u + n"
+            parts.append(f"fn store(m: u32, n: u32, acc: f32) {{ out[{target}] = bitcast<u32>(activation({value})); }}"
+                         f"\n")
         if tiling is None:
             parts.append(direct_source(batches, m, n, k))
             work = group_counts(batches * m * n)
         else:
-            parts.append(tiled_source(tiling))
+            parts.append(tiled_source(tiling, pairs))
             work = tiling.groups()
         self.main = compile_pass(context, "".join(parts), 4, params, work)
         self.dummy = self.scratch(16) if c is None else None
@@ -356,6 +394,7 @@ class GemmKernel(GpuKernel):
         a, b, c = inputs
         assert a is not None and b is not None
         check_vector_bases(self.vectors, (a, b))
+        assert not self.pairs or outputs[0].base % 2 == 0, outputs[0]
         target = outputs[0] if self.out is None else self.out.buffer
         self.main.record(recorder, [a, b, self.dummy if c is None else c, target])
         if self.out is not None:

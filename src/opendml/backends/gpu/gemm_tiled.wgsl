@@ -43,12 +43,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
 {SUMS}
         workgroupBarrier();
     }
-    for (var i = 0u; i < {RM}u; i++) {
-        let m = m0 + ty * {RM}u + i;
-        if (m >= {M}u) { break; }
-        for (var j = 0u; j < 4u; j++) {
-            let n = n0 + tx * 4u + j;
-            if (n < {N}u) { store(m, n, acc[i][j]); }
-        }
-    }
+{EPILOGUE}
 }
