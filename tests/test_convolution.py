@@ -263,13 +263,19 @@ def check_case(case: ConvCase, *, raw: bool = True) -> None:
     check_gemm_convolution(desc, (x, w, bias), got, case.flags)
 
 
-@settings(max_examples=15, deadline=None)
+#: Examples per backend: 15 and 4 under the ci profile (60 examples by default), a fifth and a fifteenth of the
+#: profile's (200 and 66 under the slow one).
+PROPERTY_EXAMPLES = max(15, settings.default.max_examples // 5)
+LARGE_EXAMPLES = max(4, settings.default.max_examples // 15)
+
+
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(case=conv_cases())
 def test_convolution_matches_reference_on_raw_buffers(case: ConvCase) -> None:
     check_case(case)
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=LARGE_EXAMPLES, deadline=None)
 @given(case=conv_cases(max_side=12, max_channels=40))
 def test_channels_enough_for_the_tiled_paths(case: ConvCase) -> None:
     # up to 40 channels per group and sides of 12: the cpu's per-tap GEMMs (32 channels a group and more), im2col and

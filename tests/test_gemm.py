@@ -280,19 +280,25 @@ def check_case(case: GemmCase, *, raw: bool = True) -> None:
     check_gemm_convolution(desc, (a, b, c), got, case.flags)
 
 
-@settings(max_examples=12, deadline=None)
+#: Examples per backend: 12 and 4 under the ci profile (60 examples by default), a fifth and a fifteenth of the
+#: profile's (200 and 66 under the slow one).
+PROPERTY_EXAMPLES = max(12, settings.default.max_examples // 5)
+LARGE_EXAMPLES = max(4, settings.default.max_examples // 15)
+
+
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None)
 @given(case=gemm_cases())
 def test_gemm_matches_reference_on_raw_buffers(case: GemmCase) -> None:
     check_case(case)
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=LARGE_EXAMPLES, deadline=None)
 @given(case=gemm_cases(max_k=300))
 def test_long_contractions_stay_within_the_bound(case: GemmCase) -> None:
     check_case(case, raw=False)
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=LARGE_EXAMPLES, deadline=None)
 @given(case=gemm_cases(max_k=100, max_side=70))
 def test_matrices_wider_than_the_kernels_tiles(case: GemmCase) -> None:
     # M and N up to 70, K up to 100: past the gpu's 64-column tiles and 32-deep K steps, and the cpu's small paths
