@@ -182,6 +182,14 @@ def test_float16_accumulates_in_float32() -> None:
     assert out.tolist() == [[2050]]
 
 
+def test_float16_products_beyond_its_range() -> None:
+    # 300 x 300 = 90000 is past FLOAT16's largest finite value (65504): held in FLOAT32, 90000 - 90000 = 0 (a FLOAT16
+    # accumulator would hold inf - inf = NaN); 90000 + 90000 = 180000 rounds to FLOAT16 +inf on the store.
+    desc = GEMM(T(F16, [1, 2]), T(F16, [2, 2]), None, T(F16, [1, 2]))
+    (out,) = compile_gemm(desc)(np.array([[300, 300]], np.float16), np.array([[300, 300], [-300, 300]], np.float16))
+    assert out.tolist() == [[0, np.inf]]
+
+
 def test_float16_rounds_once() -> None:
     # Alpha 1/3 x (1 x 1) + 1 x C, C = 3 x 2^-13 (exact in FLOAT16): in FLOAT32, 0.3333333433 + 0.0003662109 =
     # 0.3336995542, which is 1366.83 x 2^-12 (FLOAT16's spacing in [1/4, 1/2)) and rounds once to 1367 x 2^-12 =
