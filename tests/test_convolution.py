@@ -186,6 +186,20 @@ def test_nhwc_input_through_strides_on_raw_buffers() -> None:
     assert data.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
+def test_float16_accumulates_in_float32() -> None:
+    # [2048, 1, 1] . [1, 1, 1]: FLOAT16 holds 2050, but a running FLOAT16 sum gives 2048 (2049 rounds to even)
+    desc = CONV(T(F16, [1, 1, 3]), T(F16, [1, 1, 3]), None, T(F16, [1, 1, 1]))
+    (out,) = compile_conv(desc, "4_0")(np.array([[[2048, 1, 1]]], np.float16), np.ones((1, 1, 3), np.float16))
+    assert out.reshape(-1).tolist() == [2050]
+
+
+def test_a_nan_reaches_the_outputs_that_read_it() -> None:
+    # [1, NaN, 3, 4] with [1, 1]: outputs 0 and 1 read the NaN, output 2 is 3 + 4
+    desc = CONV(T(F32, [1, 1, 4]), T(F32, [1, 1, 2]), None, T(F32, [1, 1, 3]))
+    (out,) = compile_conv(desc, "4_0")(f32([1, np.nan, 3, 4], (1, 1, 4)), f32([1, 1], (1, 1, 2)))
+    assert np.isnan(out.reshape(-1)[:2]).all() and out.reshape(-1)[2] == 7
+
+
 def test_a_failed_call_writes_nothing() -> None:
     desc = CONV(T(F32, [1, 1, 3, 3]), T(F32, [1, 1, 2, 2]), T(F32, [1, 1, 1, 1]), T(F32, [1, 1, 2, 2]))
     compiled = compile_conv(desc)
