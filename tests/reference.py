@@ -535,7 +535,7 @@ def _scalar_activation(name: str, p: Sequence[float]) -> Callable[[float], float
 
 def apply_activation(name: str | None, parameters: Sequence[float], values: np.ndarray) -> np.ndarray:
     """The activation applied element by element in float64 (None: no activation)."""
-    values = np.ascontiguousarray(values, np.float64)  # reshape(-1) below must be a view of `out`, never a copy
+    values = np.array(values, np.float64, order="C")  # reshape(-1) below must be a view of `out`, never a copy
     if name is None:
         return values.copy()
     function = _scalar_activation(name, [float(v) for v in parameters])
