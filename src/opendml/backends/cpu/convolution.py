@@ -16,8 +16,9 @@ percent for 3x3 kernels.
 Per tile the kernel computes C[Cog, T] = Bias + sum over taps of W_k[Cog, Cig] @ source[Cig, T + shift_k] by one of
 - MICRO: convolution_micro's kernel, 8 output channels x 32 positions in 16 vector registers, reading each
   (tap, channel) run straight from the source grid (no im2col copy, no packing);
-- IM2COL: for 1x1 filters over an input read in place, the tile's rows first copied (contiguous copies; reading
-  hundreds of channel rows a few lines at a time from memory stalls), then MICRO over the copy;
+- IM2COL: for 1x1 filters over an input read in place, the tile's rows first copied, IM2COL_CHANNELS channels at a
+  time (contiguous copies; reading hundreds of channel rows a few lines at a time from memory stalls), then MICRO
+  over the copy;
 - DIRECT: multiply-adds vectorized along T, where each group's matrices are tiny (depthwise).
 Measured on one thread (2-core Xeon, AVX-512; thread CPU time, [8, 64, 56, 56] 3x3 64->64): OpenBLAS's sgemm per
 tap 104 GFLOP/s, per tile after an im2col 75, MICRO 131 (PyTorch's oneDNN 151).
@@ -69,8 +70,8 @@ _STAMP: str = _ACTIVATIONS.__name__
 
 #: Ways to compute a tile (see the module docstring).
 IM2COL, DIRECT, MICRO = 1, 2, 3
-#: IM2COL copies the rows of this many products per GEMM at least (whole taps; all of them at most).
-IM2COL_ROWS = 1 << 20
+#: IM2COL copies this many channels' rows at a time (the longer the rows, the closer to streaming their reads).
+IM2COL_CHANNELS = 32
 #: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
@@ -89,7 +90,7 @@ IN_STRIDE, IN_SIZE, SRC_STEP, SRC_LEAD, SRC_PHASES, GRID = 6, 9, 12, 15, 18, 21
 (PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C) = range(24, 29)
 OUT_STRIDE, OUT_STEP = 29, 32
 (FILTER_G, FILTER_O, FILTER_C, BIAS_STRIDE, HAS_BIAS, METHOD, TILE, TILES, PARTS, CHUNKS, ACTIVATION, SOURCE_SIZE,
- COL_ROWS, PACKED_SIZE, GROUP_TAPS, MAX_SHIFT, LD, ACC_ROWS) = range(35, 53)
+ COL_ROWS, PACKED_SIZE, CHUNK, MAX_SHIFT, LD, ACC_ROWS) = range(35, 53)
 GEO_SIZE = 53
 # Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset, first
 # MICRO source offset.
@@ -195,8 +196,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
             tap_rows.append([(a[0] * src_phases[1] + a[1]) * src_phases[2] + a[2],
                              (e[0] * grid[1] + e[1]) * grid[2] + e[2], filter_offset(k)])
             runs += [c * src_channel + tap_rows[-1][TAP_PHASE] * plane + tap_rows[-1][TAP_SHIFT] for c in range(cig)]
-    group_taps = min(most_taps, max(1, -(-IM2COL_ROWS // cig)))
-    rows = cig * group_taps if method == IM2COL else cig
+    rows = min(cig, IM2COL_CHANNELS) if method == IM2COL else cig
     tile = TILE_BYTES // (4 * max(acc_rows + rows, 1))
     tile = min(max(tile // MICRO_COLUMNS * MICRO_COLUMNS, 128), 2048)
     tile_rows = []
@@ -233,7 +233,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     geo[ACTIVATION] = _NONE if activation is None else int(activation.OPERATOR_TYPE)
     geo[SOURCE_SIZE] = 0 if direct_source else cig * src_phases[0] * src_phases[1] * src_phases[2] * plane
     geo[COL_ROWS] = rows
-    geo[GROUP_TAPS] = group_taps
+    geo[CHUNK] = rows
     geo[MAX_SHIFT] = max([row[TAP_SHIFT] for row in tap_rows] + [0])
     geo[PACKED_SIZE] = packed
     geo[LD] = -(-tile // MICRO_COLUMNS) * MICRO_COLUMNS
@@ -508,19 +508,20 @@ def _run_units_keyed(stamp: str) -> Any:
                 elif method == DIRECT:
                     _direct_tile(packed, w_row, count, cig, cog, source, 0, channel, taps, first_tap, plane, p0,
                                  n, acc, ld)
-                else:
-                    for t in range(0, count, geo[GROUP_TAPS]):
-                        group = min(geo[GROUP_TAPS], count - t)
+                else:  # IM2COL: a 1x1 filter (one tap), CHUNK channels' rows copied at a time
+                    for c0 in range(0, cig, geo[CHUNK]):
+                        chunk = min(geo[CHUNK], cig - c0)
                         if direct_source:
-                            _gather_rows(col, ld, x, image * geo[IN_N] + g * cig * geo[IN_C], channel, taps,
-                                         first_tap + t, group, cig, plane, p0, n)
+                            _gather_rows(col, ld, x, image * geo[IN_N] + (g * cig + c0) * geo[IN_C], channel, taps,
+                                         first_tap, 1, chunk, plane, p0, n)
                         else:
-                            _gather_rows(col, ld, source, 0, channel, taps, first_tap + t, group, cig, plane, p0, n)
+                            _gather_rows(col, ld, source, c0 * channel, channel, taps, first_tap, 1, chunk, plane, p0,
+                                         n)
                         for block in range(geo[ACC_ROWS] // MICRO_ROWS):
-                            w_address = packed.ctypes.data + (w_row + (block * count + t) * cig * MICRO_ROWS) * item
+                            w_address = packed.ctypes.data + (w_row + (block * cig + c0) * MICRO_ROWS) * item
                             for column in range(0, n, MICRO_COLUMNS):
                                 micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld, w_address,
-                                      col.ctypes.data + column * item, col_offsets.ctypes.data, group * cig)
+                                      col.ctypes.data + column * item, col_offsets.ctypes.data, chunk)
                 _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, g, fparams, segments, activated, tag)
 
     return _run_units
