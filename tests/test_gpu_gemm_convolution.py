@@ -245,3 +245,17 @@ def test_convolution_paths(device: dml.Device, name: str, data_type: dml.DataTyp
                                              output_padding=desc.output_padding, group_count=desc.group_count)
     cig, _ = desc.channels_per_group()
     check(got, desc, value, magnitude, cig * int(np.prod(w_sizes[2:])))
+
+
+def test_a_scratch_buffer_past_one_binding_is_refused(device: dml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FLOAT16 output the product cannot write a word at a time (its rows 3 elements apart: odd) goes through a
+    FLOAT32 scratch buffer twice its size: past the adapter's binding limit, compile refuses it with opendml's error
+    (the tensors themselves fit)."""
+    context = device.backend.context  # type: ignore[attr-defined]
+    monkeypatch.setattr(context, "max_binding_size", 1000)
+    desc = GEMM(T(F16, [100, 2]), T(F16, [2, 3]), None, T(F16, [100, 3]))     # 300 elements: 600 bytes, scratch 1200
+    with pytest.raises(dml.UnsupportedError, match=r"GEMM: OutputTensor has 300 elements; the gpu backend computes "
+                                                   r"this FLOAT16 output into a FLOAT32 scratch buffer first \(1200 "
+                                                   r"bytes\), over the adapter's max-storage-buffer-binding-size "
+                                                   r"\(1000 bytes\)"):
+        device.compile_operator(device.create_operator(desc))

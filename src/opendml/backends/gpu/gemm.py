@@ -276,6 +276,11 @@ class ScratchOutput:
     def __init__(self, kernel: GpuKernel, output: TensorDesc, axes: tuple[int, ...] | None) -> None:
         context = kernel.context
         count = output.element_count
+        if 4 * count > context.max_binding_size:
+            what = "a fused softmax's input" if axes is not None else f"this {output.data_type.name} output"
+            raise UnsupportedError(f"{kernel.label}: OutputTensor has {count} elements; the gpu backend computes "
+                                   f"{what} into a FLOAT32 scratch buffer first ({4 * count} bytes), over the "
+                                   f"adapter's max-storage-buffer-binding-size ({context.max_binding_size} bytes)")
         self.buffer = kernel.scratch(4 * count)
         self.softmax: Pass | None = None
         if axes is not None:
