@@ -57,6 +57,10 @@ _PANEL_ELEMENTS = 1 << 22
 #: one thread, about half that on two).
 _SMALL_PRODUCT = 1 << 25
 
+#: A batch run one matrix per thread is cut into this many shares per thread, taken as threads come free (a thread
+#: held up by another process then delays less than a whole half of the batch).
+_SHARES_PER_THREAD = 4
+
 _ACTIVATIONS = activation_module()
 _activate_store = _ACTIVATIONS.activate_store
 #: The generated module's name: a closure variable of the kernels that call it, so that it keys numba's cache of
@@ -209,13 +213,15 @@ def _parallel_keyed(stamp: str) -> Any:
     @numba.njit(parallel=True, cache=True, error_model="numpy")
     def parallel(a: Any, b: Any, c: Any, y: Any, pa: Any, pb: Any, pt: Any, buf: Any, stage: Any, meta: Any,
                  tab: Any, fp: Any, alpha: Any, beta: Any, tag: Any) -> None:
-        """run() over the batch in meta[_M_CHUNKS] equal shares, one per thread, each with its own scratch row."""
+        """run() over the batch in meta[_M_CHUNKS] equal shares, taken by the threads one at a time (the caller sets
+        numba's chunk size to 1), each thread with its own scratch row."""
         chunks, batches = meta[_M_CHUNKS], meta[_M_BATCH]
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
         for chunk in numba.prange(chunks):
-            _run(chunk * batches // chunks, (chunk + 1) * batches // chunks, a, b, c, y, pa[chunk], pb[chunk],
-                pt[chunk], buf[chunk], stage[chunk], meta, tab, fp, alpha, beta, tag)
+            w = numba.get_thread_id()
+            _run(chunk * batches // chunks, (chunk + 1) * batches // chunks, a, b, c, y, pa[w], pb[w], pt[w], buf[w],
+                 stage[w], meta, tab, fp, alpha, beta, tag)
 
     return parallel
 
@@ -310,7 +316,8 @@ class GemmPlan:
         batches = len(offsets[3])
         threads = numba.get_num_threads()
         parallel = batches > 1 and m * n * k <= _SMALL_PRODUCT and threads > 1
-        chunks = min(batches, threads) if parallel else 1
+        chunks = min(batches, _SHARES_PER_THREAD * threads) if parallel else 1
+        self.threads = threads
         panel = m if parallel else max(1, min(m, _PANEL_ELEMENTS // n))
         meta = np.zeros(_META_LEN, np.int64)
         meta[_M_SGEMM] = SGEMM
@@ -342,7 +349,7 @@ class GemmPlan:
         with self._lock:
             if self._scratch:
                 return self._scratch.pop()
-        shape = (self.chunks,) if self.parallel else ()
+        shape = (self.threads,) if self.parallel else ()
         pa, pb, pt, buf, stage = self.scratch_sizes
         return (np.empty((*shape, pa), self.real), np.empty((*shape, pb), self.real),
                 np.empty((*shape, pt), self.real), np.empty((*shape, buf), self.real),
@@ -357,7 +364,12 @@ class GemmPlan:
         try:
             if self.parallel:
                 with PARALLEL_LAUNCH, one_blas_thread():
-                    _parallel(*arguments, *scratch, self.meta, self.tab, self.fp, self.alpha, self.beta, self.tag)
+                    chunk_size = numba.set_parallel_chunksize(1)   # shares handed out as threads come free
+                    try:
+                        _parallel(*arguments, *scratch, self.meta, self.tab, self.fp, self.alpha, self.beta,
+                                  self.tag)
+                    finally:
+                        numba.set_parallel_chunksize(chunk_size)
             else:
                 _run(0, int(self.meta[_M_BATCH]), *arguments, *scratch, self.meta, self.tab, self.fp, self.alpha,
                      self.beta, self.tag)
