@@ -61,6 +61,9 @@ _SMALL_PRODUCT = 1 << 25
 #: held up by another process then delays less than a whole half of the batch).
 _SHARES_PER_THREAD = 4
 
+#: numba's index of the thread running a prange iteration (typed Any: numba re-exports it without declaring it).
+_thread_id: Any = numba.np.ufunc.parallel.get_thread_id
+
 _ACTIVATIONS = activation_module()
 _activate_store = _ACTIVATIONS.activate_store
 #: The generated module's name: a closure variable of the kernels that call it, so that it keys numba's cache of
@@ -219,7 +222,7 @@ def _parallel_keyed(stamp: str) -> Any:
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
         for chunk in numba.prange(chunks):
-            w = numba.get_thread_id()
+            w = _thread_id()
             _run(chunk * batches // chunks, (chunk + 1) * batches // chunks, a, b, c, y, pa[w], pb[w], pt[w], buf[w],
                  stage[w], meta, tab, fp, alpha, beta, tag)
 
