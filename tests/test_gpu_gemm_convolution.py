@@ -219,6 +219,9 @@ CONVOLUTIONS: dict[str, dict[str, Any]] = {
     "backward-depthwise": dict(x=[2, 4, 3, 4], w=[4, 1, 3, 2], direction=BACKWARD, group_count=4, mode=FLIP,
                                strides=[2, 3], dilations=[2, 1], output_padding=[1, 0]),
     "1d": dict(x=[3, 4, 20], w=[9, 4, 5], strides=[3], start_padding=[2], end_padding=[1]),
+    # an even last output side: a FLOAT16 output written two neighbours (a 32-bit word) at a time by the tiled pass
+    "even-width": dict(x=[2, 3, 5, 8], w=[16, 3, 3, 3], start_padding=[1, 1], end_padding=[1, 1], bias=True,
+                       activation=dml.ActivationEluOperatorDesc(0.5)),
     "3d": dict(x=[1, 3, 5, 4, 6], w=[8, 3, 2, 3, 2], start_padding=[1, 1, 0], end_padding=[0, 1, 1], bias=True),
 }
 

@@ -10,10 +10,12 @@ For each group g (the product's batch), out(m, n) = sum_k a(m, k) b(k, n) with
   z S - Ps + tap D; BACKWARD, the input position y with y S - Ps + tap D = z (none when z + Ps - tap D is not a
   multiple of S), as reference.py's gathered and scattered forms say.
 The epilogue adds Bias[g Cog + m] and applies the fused activation (gemm.fused_activation), then writes as GEMM's
-does: a FLOAT32 output directly through its strides, a FLOAT16 one through gemm.ScratchOutput's rounding pass.
-Sizes, strides (any input, filter and output strides: NHWC is strides), paddings and dilations are WGSL constants.
-With fewer than DIRECT_ROWS output channels per group (depthwise), the untiled pass (gemm.direct_source) runs instead
-of the 16-row tiles. FLOAT32 accumulation as GEMM's (blocks of 16 terms); FLOAT16 widened exactly; FLOAT64 refused.
+does: a FLOAT32 output directly through its strides; a FLOAT16 output whose last spatial axis is unit-strided and
+even-sized (every other stride even) two neighbours (one 32-bit word) at a time by the tiled pass; any other FLOAT16
+output through gemm.ScratchOutput's rounding pass. Sizes, strides (any input, filter and output strides: NHWC is
+strides), paddings and dilations are WGSL constants. With fewer than DIRECT_ROWS output channels per group
+(depthwise), the untiled pass (gemm.direct_source) runs instead of the 16-row tiles. FLOAT32 accumulation as GEMM's
+(blocks of the tile depth); FLOAT16 widened exactly; FLOAT64 refused.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from .gemm import (
     vector_rows,
 )
 from .kernel import GpuKernel, compile_pass
-from .wgsl import params_binding
+from .wgsl import F16_BITS, params_binding
 
 D = DataType
 
@@ -82,7 +84,14 @@ class ConvolutionKernel(GpuKernel):
             and vector_rows(w, k, 1, [m_stride, w_channel]))
         self.vectors = (False, tiling is not None and tiling.a_vector)
 
-        direct = output.data_type is D.FLOAT32
+        # A FLOAT16 output is written by the tiled pass two neighbours at a time where each 32-bit word holds
+        # elements x, x + 1 (x even) of one row: the last spatial axis even-sized and unit-strided, every other
+        # stride even (an invocation's 4 positions n then start at an even x of one row).
+        pairs = (output.data_type is D.FLOAT16 and tiling is not None and out_sp[-1] % 2 == 0 and so[-1] == 1
+                 and all(stride % 2 == 0 for size, stride in zip(output.sizes[:-1], so[:-1], strict=True)
+                         if size > 1))
+        self.pairs = pairs
+        direct = output.data_type is D.FLOAT32 or pairs
         self.out = None if direct else ScratchOutput(self, output, None)
         params = Params(4)
         slots = {"x": 0, "w": 1, "bias": 2, "out": 3}
@@ -115,14 +124,20 @@ class ConvolutionKernel(GpuKernel):
         out_weights = list(so[:1]) + list(so[2:]) if direct else [output.element_count // batch] + [
             math.prod(out_sp[d + 1:]) for d in range(count)]
         m_weight = so[1] if direct else math.prod(out_sp)
-        parts.append(f"fn store(m: u32, n: u32, acc: f32) {{\n    var at = base_out + o_group + m * {m_weight}u;\n"
-                     f"{decompose('n', [batch, *out_sp], [out_weights], ['at'], 'n')}"
+        offset = (f"    var at = base_out + o_group + m * {m_weight}u;\n"
+                  f"{decompose('n', [batch, *out_sp], [out_weights], ['at'], 'n')}")
+        if pairs:
+            parts.append(F16_BITS + f"fn result(m: u32, acc: f32) -> f32 {{ return activation({value}); }}\n"
+                         f"fn store_pair(m: u32, n: u32, first: f32, second: f32, both: bool) {{\n{offset}"
+                         f"    out[at >> 1u] = f16_bits(result(m, first)) | (f16_bits(result(m, second)) << 16u);"
+                         f"\n}}\n")
+        parts.append(f"fn store(m: u32, n: u32, acc: f32) {{\n{offset}"
                      f"    out[at] = bitcast<u32>(activation({value}));\n}}\n")
         if tiling is None:
             parts.append(direct_source(groups, m, n, k))
             work = group_counts(groups * m * n)
         else:
-            parts.append(tiled_source(tiling))
+            parts.append(tiled_source(tiling, pairs))
             work = tiling.groups()
         self.main = compile_pass(context, "".join(parts), 4, params, work)
         self.dummy = self.scratch(16) if bias is None else None
@@ -158,6 +173,7 @@ class ConvolutionKernel(GpuKernel):
         source, weights, bias = inputs
         assert source is not None and weights is not None
         check_vector_bases(self.vectors, (source, weights))
+        assert not self.pairs or outputs[0].base % 2 == 0, outputs[0]
         target = outputs[0] if self.out is None else self.out.buffer
         self.main.record(recorder, [source, weights, self.dummy if bias is None else bias, target])
         if self.out is not None:
