@@ -664,10 +664,10 @@ def gemm_convolution_bounds(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray 
     """(exact value before the activation, least, greatest, anything) per output element of a GEMM or CONVOLUTION
     descriptor on these logical inputs: the float64 reference within reference.result_bounds (K = the products each
     output sums), the bounds rounded to the output type (so beyond its range they are its infinities). `anything`
-    marks the elements whose sum of |products| is not finite or reaches half of FLOAT32's range (a NaN or infinite
-    input, or an accumulation that may overflow and give inf - inf in any order), and a CONVOLUTION's output channels
-    whose filter holds a non-finite value: any value is right there (for a fused SOFTMAX, in the whole group it
-    normalizes)."""
+    marks the elements whose sum of |products| (GEMM's before Alpha too) is not finite or reaches half of FLOAT32's
+    range (a NaN or infinite input, or an accumulation that may overflow and give inf - inf in any order), and a
+    CONVOLUTION's output channels whose filter holds a non-finite value: any value is right there (for a fused
+    SOFTMAX, in the whole group it normalizes)."""
     from reference import convolution_terms, reference_convolution, reference_gemm, result_bounds
 
     first, second, third = inputs
@@ -677,6 +677,9 @@ def gemm_convolution_bounds(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray 
     if isinstance(desc, dml.GemmOperatorDesc):
         value, magnitude = reference_gemm(first, second, third, trans_a=desc.trans_a.name, trans_b=desc.trans_b.name,
                                           alpha=float(desc.alpha), beta=float(desc.beta))
+        # A x B is formed before Alpha scales it: its own overflow (then Alpha 0 x inf = NaN) is open too
+        magnitude = np.maximum(magnitude, reference_gemm(first, second, None, trans_a=desc.trans_a.name,
+                                                         trans_b=desc.trans_b.name)[1])
         terms = desc.a_tensor.sizes[-2] if desc.trans_a.name == "TRANSPOSE" else desc.a_tensor.sizes[-1]
     else:
         assert isinstance(desc, dml.ConvolutionOperatorDesc)
