@@ -7,9 +7,10 @@ The bound (tests/reference.py, ``accumulation_bound`` and ``result_bounds``), fo
     |computed - exact| <= 2 * (K + 4) * u * (|Alpha| * sum_k |op(A)[m, k]| |op(B)[k, n]| + |Beta * C[m, n]|)
 
 with u = 2^-24 for FLOAT32 and for FLOAT16 (accumulated in FLOAT32, rounded once on the store), 2^-11 for FLOAT16
-under ALLOW_HALF_PRECISION_COMPUTATION, 2^-53 for FLOAT64; then through the fused activation over that interval,
-plus one unit of the output type (its rounding) and its smallest normal. A FLOAT16 sum accumulated in FLOAT16 misses
-it by orders of magnitude (test_float16_accumulates_in_float32 shows one)."""
+under ALLOW_HALF_PRECISION_COMPUTATION (the page lists no other type: no FLOAT64, no integers); then through the fused
+activation over that interval, plus one unit of the output type (its rounding) and its smallest normal. A FLOAT16
+running sum misses it (test_the_bound_refuses_a_float16_accumulation; test_float16_accumulates_in_float32 is a case
+worked out by hand)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ import opendml as dml
 F32, F16 = dml.DataType.FLOAT32, dml.DataType.FLOAT16
 NONE, TRANSPOSE = dml.MatrixTransform.NONE, dml.MatrixTransform.TRANSPOSE
 HALF = dml.ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION
-LEVELS = [level for level in dml.FeatureLevel]
+#: GEMM is in every feature level (1_0 on).
+LEVELS = [str(level) for level in dml.FeatureLevel]
 GEMM = dml.GemmOperatorDesc
 
 
@@ -252,13 +254,9 @@ class GemmCase:
     memory: str
 
 
-def gemm_levels() -> list[str]:
-    return [str(level) for level in LEVELS if level >= dml.FeatureLevel.parse("1_0")]
-
-
 @st.composite
 def gemm_cases(draw: st.DrawFn, max_k: int = 24, max_side: int = 5) -> GemmCase:
-    level = draw(st.sampled_from(gemm_levels()))
+    level = draw(st.sampled_from(LEVELS))
     desc = draw(gemm_descs(GEMM, dml.FeatureLevel.parse(level), max_k=max_k, max_side=max_side))
     half = desc.a_tensor.data_type == F16 and draw(st.booleans())
     case = GemmCase(level, desc, HALF if half else dml.ExecutionFlags.NONE, draw(st.integers(0, 2**32 - 1)),
