@@ -318,9 +318,9 @@ class GemmPlan:
         direct = not half and y.data_type == a.data_type and row_major is not None and row_major[0] == _NO_TRANS
         batches = len(offsets[3])
         threads = numba.get_num_threads()
-        parallel = batches > 1 and m * n * k <= _SMALL_PRODUCT and threads > 1
+        parallel = batches > 1 and m * n * k <= _SMALL_PRODUCT and max(m * n, m * k, k * n) <= _PANEL_ELEMENTS // 16 \
+            and threads > 1  # (each thread's scratch then at most a sixteenth of a panel per matrix)
         chunks = min(batches, _SHARES_PER_THREAD * threads) if parallel else 1
-        self.threads = threads
         panel = m if parallel else max(1, min(m, _PANEL_ELEMENTS // n))
         meta = np.zeros(_META_LEN, np.int64)
         meta[_M_SGEMM] = SGEMM
@@ -346,13 +346,14 @@ class GemmPlan:
         self._scratch: list[tuple[np.ndarray[Any, Any], ...]] = []
         self._lock = threading.Lock()
 
-    def _take_scratch(self) -> tuple[np.ndarray[Any, Any], ...]:
-        """Scratch blocks reused between dispatches (a fresh large allocation gets fresh pages each time); a
-        concurrent dispatch of the same kernel makes its own."""
+    def _take_scratch(self, threads: int) -> tuple[np.ndarray[Any, Any], ...]:
+        """Scratch blocks reused between dispatches (a fresh large allocation gets fresh pages each time), one set
+        per thread of a batch run (at least `threads`, numba's count now); a concurrent dispatch of the same kernel
+        makes its own."""
         with self._lock:
-            if self._scratch:
+            if self._scratch and self._scratch[-1][0].shape[0] >= threads:
                 return self._scratch.pop()
-        shape = (self.threads,) if self.parallel else ()
+        shape = (threads,) if self.parallel else ()
         pa, pb, pt, buf, stage = self.scratch_sizes
         return (np.empty((*shape, pa), self.real), np.empty((*shape, pb), self.real),
                 np.empty((*shape, pt), self.real), np.empty((*shape, buf), self.real),
@@ -363,7 +364,7 @@ class GemmPlan:
         first, second = (b.view(view), a.view(view)) if self.swapped else (a.view(view), b.view(view))
         c_view = first[:1] if c is None else c.view(view)  # an absent C is never read
         arguments = (first, second, c_view, y.view(y_view))
-        scratch = self._take_scratch()
+        scratch = self._take_scratch(numba.get_num_threads() if self.parallel else 0)
         try:
             if self.parallel:
                 with PARALLEL_LAUNCH, one_blas_thread():
