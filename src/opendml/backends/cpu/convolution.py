@@ -76,6 +76,9 @@ IM2COL_CHANNELS = 32
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
 TILE_BYTES = 1 << 20
+#: A parallel dispatch cuts its (image, group, part) units into about this many chunks per thread, handed out one at
+#: a time (numba's dynamic chunks).
+WORK_PER_THREAD = 4
 #: Below this many multiply-adds a dispatch runs on one thread.
 PARALLEL_MIN_PRODUCTS = 1 << 20
 
@@ -207,8 +210,8 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     products = images * groups * cog * cig * most_taps * max(plane, 1)
     parallel = threads > 1 and products >= PARALLEL_MIN_PRODUCTS
     units = images * groups
-    parts = max(1, min(len(tile_rows), -(-2 * threads // units))) if parallel else 1
-    chunks = min(units * parts, threads) if parallel else 1
+    parts = max(1, min(len(tile_rows), -(-WORK_PER_THREAD * threads // units))) if parallel else 1
+    chunks = min(units * parts, WORK_PER_THREAD * threads) if parallel else 1
     if backward:
         filter_strides = [cig * ws[0], ws[1], ws[0]]
     else:
@@ -457,9 +460,10 @@ def _run_units_keyed(stamp: str) -> Any:
         tile, tile_count, method, plane = geo[TILE], geo[TILES], geo[METHOD], geo[PLANE]
         direct_source = geo[DIRECT_SOURCE] != 0
         ld = geo[LD]
-        # zeros: MICRO reads up to MICRO_COLUMNS - 1 elements past a tile's last position (results it drops), and
-        # source rows a part does not build: no garbage (a NaN or a subnormal would only slow the arithmetic down)
-        source = np.zeros(geo[SOURCE_SIZE] + MICRO_COLUMNS, packed.dtype)
+        # MICRO reads up to MICRO_COLUMNS - 1 elements past a tile's last position (for results it drops): built
+        # rows, or these zeros past the end (never garbage: a subnormal would only slow the arithmetic down)
+        source = np.empty(geo[SOURCE_SIZE] + MICRO_COLUMNS, packed.dtype)
+        source[geo[SOURCE_SIZE]:] = 0
         col = np.zeros(geo[COL_ROWS] * ld if method == IM2COL else 1, packed.dtype)
         col_offsets = np.arange(geo[COL_ROWS]) * ld  # MICRO's offsets of col's rows
         acc = np.empty(geo[ACC_ROWS] * ld, packed.dtype)
@@ -480,7 +484,8 @@ def _run_units_keyed(stamp: str) -> Any:
                     first_row, last_row = rows, 0
                     for index in range(part * tile_count // parts, (part + 1) * tile_count // parts):
                         first_row = min(first_row, tiles[index, 1] // gx)
-                        last_row = max(last_row, (tiles[index, 1] + tiles[index, 2] + geo[MAX_SHIFT] - 1) // gx + 1)
+                        last = tiles[index, 1] + tiles[index, 2] + MICRO_COLUMNS - 1 + geo[MAX_SHIFT]
+                        last_row = max(last_row, (last - 1) // gx + 1)
                     last_row = min(last_row, rows)
                 _build_source(x, image * geo[IN_N] + g * cig * geo[IN_C], geo, source, first_row, last_row, tag)
             current = pair
@@ -593,7 +598,13 @@ class ConvolutionKernel:
                      plan.taps, plan.tiles, plan.offsets, self._fparams, self._tag)
         if plan.parallel:
             with PARALLEL_LAUNCH:
-                _parallel(*arguments)
+                # one chunk at a time to whichever thread is free: on a shared machine a thread may get less of its
+                # core (set here: inside the kernel, numba could not cache it)
+                previous = numba.set_parallel_chunksize(1)
+                try:
+                    _parallel(*arguments)
+                finally:
+                    numba.set_parallel_chunksize(previous)
         else:
             units = int(plan.geo[N] * plan.geo[GROUPS] * plan.geo[PARTS])
             _run_units(0, units, *arguments)
