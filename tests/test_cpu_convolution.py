@@ -183,3 +183,16 @@ def test_strided_buffers_keep_the_sentinels_and_the_inputs(monkeypatch: pytest.M
     got = read_buffer(raw, np.float32, out.sizes, out.strides, byte_offset=16 * (len(buffers) + 1))
     value, bound = expected(desc, arrays)
     assert np.all(np.abs(got - value) <= bound)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+@pytest.mark.parametrize("small", [False, True], ids=["numba", "numpy"])
+def test_infinities_and_nan_follow_ieee_silently(small: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """inf x 0 is NaN, inf x 2 + 1 is inf, NaN propagates; no NumPy warning escapes the small kernel."""
+    desc = conv_desc([1, 1, 2, 2], [2, 1, 1, 1])
+    x = np.array([np.inf, 1, np.nan, -np.inf], np.float32).reshape(1, 1, 2, 2)
+    w = np.array([0, 2], np.float32).reshape(2, 1, 1, 1)
+    b = np.array([1, 1], np.float32).reshape(1, 2, 1, 1)
+    got = run(desc, [x, w, b], small, monkeypatch)
+    expected = [[[np.nan, 1], [np.nan, np.nan]], [[np.inf, 3], [np.nan, -np.inf]]]
+    np.testing.assert_array_equal(got[0], np.array(expected, np.float32))

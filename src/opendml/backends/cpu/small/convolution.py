@@ -69,6 +69,10 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
         return (..., *tap)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        with np.errstate(all="ignore"):  # infinities and NaN give IEEE's results, as in the numba kernel
+            compute(inputs, outputs)
+
+    def compute(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         x = x_view(cast(FlatArray, inputs[0]).view(dtype)).astype(np.float32)
         w = w_view(cast(FlatArray, inputs[1]).view(dtype)).astype(np.float32)[flip]
         x = x.reshape(images, groups, cig, *in_sizes)
@@ -94,11 +98,10 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
                 gathered = padded[window(tap, out_sizes)].reshape(images, groups, cig, -1)
                 flat_result += np.matmul(taps[tap_index(tap)], gathered)
         result = result.reshape(images, groups * cog, *out_sizes)
-        with np.errstate(all="ignore"):  # infinities and NaN give IEEE's results, as in the numba kernel
-            if b_view is not None:
-                result = result + b_view(cast(FlatArray, inputs[2]).view(dtype)).astype(np.float32)
-            if tree is not None:
-                result = evaluate(tree, {**values, "x": result}, _F32)
-            y_view(outputs[0].view(dtype))[...] = result.astype(dtype)
+        if b_view is not None:
+            result = result + b_view(cast(FlatArray, inputs[2]).view(dtype)).astype(np.float32)
+        if tree is not None:
+            result = evaluate(tree, {**values, "x": result}, _F32)
+        y_view(outputs[0].view(dtype))[...] = result.astype(dtype)
 
     return kernel
