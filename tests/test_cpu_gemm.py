@@ -185,3 +185,32 @@ def test_without_numpys_openblas_the_numpy_kernel_runs(monkeypatch: pytest.Monke
     kernel = cpu_gemm.compile_kernel(desc, dml.ExecutionFlags.NONE, False)
     assert kernel.__module__ == "opendml.backends.cpu.small.gemm"
     check(desc)
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_an_owned_b_is_packed_once_at_initialize(batch: int) -> None:
+    # FLOAT16 B (widened: packed) OWNED_BY_DML and shared by the batch (zero batch stride): packed by initialize and
+    # read from that copy at every execute (one matrix per thread for batch 4); the results bit for bit those of
+    # the same GEMM without the flag
+    device = dml.Device(feature_level=LEVEL)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((batch, 1, 6, 5)).astype(np.float16)
+    b = rng.standard_normal(16).astype(np.float16)   # [5, 3] at strides [3, 1], padded to a multiple of 4 bytes
+    results = []
+    for flags in (dml.TensorFlags.NONE, dml.TensorFlags.OWNED_BY_DML):
+        b_desc = dml.TensorDesc(F16, [batch, 1, 5, 3], strides=[0, 0, 3, 1], flags=flags)
+        desc = dml.GemmOperatorDesc(tensor(F16, [batch, 1, 6, 5]), b_desc, None, tensor(F16, [batch, 1, 6, 3]),
+                                    fused_activation=dml.ActivationEluOperatorDesc(0.5))
+        compiled = device.compile_operator(device.create_operator(desc))
+        owned = flags == dml.TensorFlags.OWNED_BY_DML
+        if owned:
+            compiled.initialize([None, dml.Binding(b), None])
+            assert compiled._kernel.plan._b_packed is not None  # type: ignore[attr-defined]
+        for _ in range(2):
+            out = np.empty((batch, 1, 6, 3), np.float16)
+            compiled.execute([dml.Binding(a), None if owned else dml.Binding(b), None], [dml.Binding(out)])
+            results.append(out)
+    assert all(np.array_equal(got, results[0]) for got in results)
+    value, _ = reference_gemm(a, np.broadcast_to(b[:15].reshape(1, 1, 5, 3), (batch, 1, 5, 3)), None)
+    expected = np.where(value > 0, value, 0.5 * np.expm1(value))
+    assert np.allclose(results[-1].astype(np.float64), expected, rtol=2e-3, atol=2e-3)

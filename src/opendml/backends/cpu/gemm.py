@@ -81,7 +81,7 @@ _CLIP, _SOFTMAX, _SOFTMAX1 = -1, -2, -3
 # Layout of the int64 `meta` array.
 (_M_SGEMM, _M_BATCH, _M_M, _M_N, _M_K, _M_PANEL, _M_A_RS, _M_A_CS, _M_A_PACK, _M_A_TRANS, _M_A_LD, _M_B_RS, _M_B_CS,
  _M_B_PACK, _M_B_TRANS, _M_B_LD, _M_C_RS, _M_C_CS, _M_HAS_C, _M_Y_RS, _M_Y_CS, _M_Y_LD, _M_DIRECT, _M_CODE,
- _M_CHUNKS, _META_LEN) = range(26)
+ _M_CHUNKS, _M_B_READY, _META_LEN) = range(27)
 
 
 @numba.njit(inline="always")
@@ -151,6 +151,12 @@ def _epilogue(t: Any, t0: int, ldt: int, rows: int, cols: int, y: Any, y0: int, 
                 y[yr + j * y_cs] = stage[j]
 
 
+@numba.njit(cache=True)
+def _pack_matrix(x: Any, base: int, rs: int, cs: int, rows: int, cols: int, out: Any, tag: Any) -> None:
+    """_pack, for a B packed once at initialize."""
+    _pack(x, base, rs, cs, rows, cols, out, tag)
+
+
 def _run_keyed(stamp: str) -> Any:
     """_run with `stamp` (the activation module's name) as a closure variable: see _STAMP."""
 
@@ -174,7 +180,7 @@ def _run_keyed(stamp: str) -> Any:
         p1, p2, p3 = np.float32(fp[0]), np.float32(fp[1]), np.float32(fp[2])
         epilogue_needed = has_c or not direct or (code != _NONE and code != _IDENTITY)
         size = pt.itemsize
-        packed_b = -1
+        packed_b = tab[batches + first] if meta[_M_B_READY] != 0 else -1   # pb already holds that B
         for e in range(first, last):
             oa, ob, oc, oy = tab[e], tab[batches + e], tab[2 * batches + e], tab[3 * batches + e]
             if b_pack:
@@ -345,6 +351,24 @@ class GemmPlan:
                               panel * n if not direct else 1, n, n)
         self._scratch: list[tuple[np.ndarray[Any, Any], ...]] = []
         self._lock = threading.Lock()
+        # an OWNED_BY_DML B that needs packing, packed once by initialize (B's slot: A's where the roles swapped)
+        self._b_slot = 0 if self.swapped else 1
+        self._b_source: FlatArray | None = None
+        self._b_packed: np.ndarray[Any, Any] | None = None
+        self._meta_ready = meta.copy()
+        self._meta_ready[_M_B_READY] = 1
+
+    def initialize(self, owned: dict[int, FlatArray]) -> None:
+        """Packs an owned B once, where every batch element shares it (results are the same either way)."""
+        source = owned.get(self._b_slot)
+        b_offsets = self.tab[self.meta[_M_BATCH]:2 * self.meta[_M_BATCH]]
+        if source is None or not self.meta[_M_B_PACK] or (b_offsets != b_offsets[0]).any():
+            return
+        k, n = int(self.meta[_M_K]), int(self.meta[_M_N])
+        packed = np.empty(k * n, self.real)
+        _pack_matrix(source.view(self.views[0]), int(b_offsets[0]), int(self.meta[_M_B_RS]), int(self.meta[_M_B_CS]),
+                     k, n, packed, self.tag)
+        self._b_source, self._b_packed = source, packed
 
     def _take_scratch(self, threads: int) -> tuple[np.ndarray[Any, Any], ...]:
         """Scratch blocks reused between dispatches (a fresh large allocation gets fresh pages each time), one set
@@ -365,21 +389,41 @@ class GemmPlan:
         c_view = first[:1] if c is None else c.view(view)  # an absent C is never read
         arguments = (first, second, c_view, y.view(y_view))
         scratch = self._take_scratch(numba.get_num_threads() if self.parallel else 0)
+        meta, buffers = self.meta, scratch
+        if self._b_packed is not None and (b if self._b_slot == 1 else a) is self._b_source:
+            meta = self._meta_ready  # the owned B, packed at initialize: every thread reads the one copy
+            packed = self._b_packed
+            rows = scratch[1].shape[:-1]
+            buffers = (scratch[0], np.lib.stride_tricks.as_strided(packed, (*rows, packed.size),
+                                                                   (0,) * len(rows) + (packed.itemsize,)),
+                       *scratch[2:])
         try:
             if self.parallel:
                 with PARALLEL_LAUNCH, one_blas_thread():
                     chunk_size = numba.set_parallel_chunksize(1)   # shares handed out as threads come free
                     try:
-                        _parallel(*arguments, *scratch, self.meta, self.tab, self.fp, self.alpha, self.beta,
-                                  self.tag)
+                        _parallel(*arguments, *buffers, meta, self.tab, self.fp, self.alpha, self.beta, self.tag)
                     finally:
                         numba.set_parallel_chunksize(chunk_size)
             else:
-                _run(0, int(self.meta[_M_BATCH]), *arguments, *scratch, self.meta, self.tab, self.fp, self.alpha,
-                     self.beta, self.tag)
+                _run(0, int(meta[_M_BATCH]), *arguments, *buffers, meta, self.tab, self.fp, self.alpha, self.beta,
+                     self.tag)
         finally:
             with self._lock:
                 self._scratch.append(scratch)
+
+
+class _PlanKernel:
+    """A plan as a kernel, with the owned-weights hook (backends/__init__.py)."""
+
+    def __init__(self, plan: GemmPlan) -> None:
+        self.plan = plan
+
+    def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        self.plan(cast(FlatArray, inputs[0]), cast(FlatArray, inputs[1]), inputs[2], outputs[0])
+
+    def initialize(self, owned: dict[int, FlatArray]) -> None:
+        self.plan.initialize(owned)
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
@@ -392,12 +436,7 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
         return numpy_kernel(desc, flags, debug)
     output = gemm.output_tensor
     if not isinstance(activation, _FusedSoftmax) or row_softmax(activation, output.sizes):
-        plan = GemmPlan(gemm, output, activation)
-
-        def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-            plan(cast(FlatArray, inputs[0]), cast(FlatArray, inputs[1]), inputs[2], outputs[0])
-
-        return kernel
+        return _PlanKernel(GemmPlan(gemm, output, activation))
     # A SOFTMAX1 across rows: the result staged whole in FLOAT32, then normalized over its axes in float64 (as the
     # NumPy kernel does) and rounded once into the output.
     staged_desc = TensorDesc(DataType.FLOAT32, output.sizes)
