@@ -4,10 +4,11 @@ Output = FusedActivation(Alpha x op(A) x op(B) + Beta x C) runs as, per matrix o
 
 1. op(A) and op(B) reach BLAS where they lie when each has a unit stride in one of its two dimensions and a leading
    dimension that covers the other (a transpose folded into the strides is BLAS's trans flag: no copy). Anything
-   else (FLOAT16, zero, negative-free but overlapping or doubly strided layouts) is packed into a contiguous FLOAT32
-   block first: B once per matrix (and not again when consecutive batch elements share it), A per row panel.
-2. BLAS (sgemm) computes Alpha x op(A) x op(B) for a panel of at most _PANEL_ELEMENTS output
-   elements (this machine's last-level cache holds it), straight into the output where it is FLOAT32 with a unit
+   else (FLOAT16; zero, overlapping or doubly strided layouts) is packed into a contiguous FLOAT32 block first: B
+   once per matrix (not again when consecutive batch elements share it; an OWNED_BY_DML B shared by the batch once,
+   at initialize), A per row panel.
+2. BLAS (sgemm) computes Alpha x op(A) x op(B) for a panel of at most _PANEL_ELEMENTS output elements (this
+   machine's last-level cache holds it), straight into the output where it is FLOAT32 with a unit
    column stride, else into a FLOAT32 staging panel. An output with a unit row stride instead runs as the
    transposed product (Output^T = op(B)^T x op(A)^T), unless a row-wise SOFTMAX is fused.
 3. The epilogue then walks the panel while it is in cache, row by row: + Beta x C (C read through its own strides,
@@ -71,9 +72,9 @@ _activate_store = _ACTIVATIONS.activate_store
 _STAMP: str = _ACTIVATIONS.__name__
 
 _NO_TRANS, _TRANS = NO_TRANS, TRANS
-#: Epilogue codes beside the activations' DML_OPERATOR_TYPE values: none, CLIP, SOFTMAX, SOFTMAX1.
+#: Epilogue codes beside the activations' DML_OPERATOR_TYPE values: none, CLIP, a row's SOFTMAX (or SOFTMAX1).
 _NONE, _IDENTITY = 0, int(OperatorType.ACTIVATION_IDENTITY)
-_CLIP, _SOFTMAX, _SOFTMAX1 = -1, -2, -3
+_CLIP, _SOFTMAX = -1, -2
 
 
 # -- the kernels ------------------------------------------------------------------------------------------------------
