@@ -80,7 +80,7 @@ class ConvolutionKernel(GpuKernel):
         w_channel = sw[0] * (cig if backward else cog)     # where a group's filters start
         tiling = None if cog < DIRECT_ROWS else Tiling(
             groups, m, n, k, a_k_first=c_stride <= m_stride, b_n_first=sx[-1] <= sx[1],
-            a_vector=not flip and _row_major([cig, *taps], [c_stride, *sw[2:]])
+            a_vector=not flip and c_stride <= m_stride and _row_major([cig, *taps], [c_stride, *sw[2:]])
             and vector_rows(w, k, 1, [m_stride, w_channel]))
         self.vectors = (False, tiling is not None and tiling.a_vector)
 

@@ -157,7 +157,8 @@ def softmax_axes(activation: OperatorDesc | None, rank: int) -> tuple[int, ...] 
 class Tiling:
     """The tiled product's shape: `batches` products of an M x K and a K x N matrix; `a_k_first` / `b_n_first`:
     whether tile loads walk A along K and B along N (the tensor's contiguous way), else along M and K; `a_vector` /
-    `b_vector`: whether they load four elements at once (a_vec4 / b_vec4; K, resp. N, a multiple of 4)."""
+    `b_vector`: whether they load four elements along that way at once (a_vec4 / b_vec4: its length a multiple of
+    4)."""
 
     batches: int
     m: int
@@ -215,28 +216,33 @@ def tiled_source(tiling: Tiling, pairs: bool = False) -> str:
     rows, depth = tiling.rows, tiling.depth
     tm = 16 * rows
     tiles_m, tiles_n = tiling.tiles
-    if tiling.a_vector:        # a_vec4: four k of one row of A, spread over four rows of the tile
+    check_a = "if (m0 + m < {M}u && k0 + k < {K}u) {{ v = %s(m0 + m, k0 + k); }}"
+    check_b = "if (n0 + n < {N}u && k0 + k < {K}u) {{ v = %s(k0 + k, n0 + n); }}"
+    if tiling.a_vector and tiling.a_k_first:      # a_vec4: four k of a row of A, spread over four rows of the tile
         index = f"let m = e / {depth // 4}u;\n    let k = (e % {depth // 4}u) * 4u;"
-        value = ("var v = vec4<f32>();\n    if (m0 + m < {M}u && k0 + k < {K}u) {{ v = a_vec4(m0 + m, k0 + k); }}\n"
-                 "    " + "\n    ".join(f"tile_a[(k + {j}u) * {tm}u + m] = v[{j}];" for j in range(4)))
-        load_a = _tile_loads(tm * depth // 4, index, value)
+        store = "\n".join(f"tile_a[(k + {j}u) * {tm}u + m] = v[{j}];" for j in range(4))
+        load_a = _tile_loads(tm * depth // 4, index, f"var v = vec4<f32>();\n{check_a % 'a_vec4'}\n{store}")
+    elif tiling.a_vector:                         # a_vec4: four m of a column of A, side by side in the tile
+        index = f"let k = e / {tm // 4}u;\n    let m = (e % {tm // 4}u) * 4u;"
+        store = "\n".join(f"tile_a[k * {tm}u + m + {j}u] = v[{j}];" for j in range(4))
+        load_a = _tile_loads(tm * depth // 4, index, f"var v = vec4<f32>();\n{check_a % 'a_vec4'}\n{store}")
     else:
         index = (f"let m = e / {depth}u;\n    let k = e % {depth}u;" if tiling.a_k_first else
                  f"let k = e / {tm}u;\n    let m = e % {tm}u;")
-        value = ("var v = 0.0;\n    if (m0 + m < {M}u && k0 + k < {K}u) {{ v = a_value(m0 + m, k0 + k); }}\n"
-                 f"    tile_a[k * {tm}u + m] = v;")
-        load_a = _tile_loads(tm * depth, index, value)
-    if tiling.b_vector:        # b_vec4: four n of one row of B, one vec4 of the tile
+        load_a = _tile_loads(tm * depth, index, f"var v = 0.0;\n{check_a % 'a_value'}\ntile_a[k * {tm}u + m] = v;")
+    if tiling.b_vector and tiling.b_n_first:      # b_vec4: four n of a row of B, one vec4 of the tile
         index = "let k = e / 16u;\n    let n = (e % 16u) * 4u;"
-        value = ("var v = vec4<f32>();\n    if (n0 + n < {N}u && k0 + k < {K}u) {{ v = b_vec4(k0 + k, n0 + n); }}\n"
-                 "    tile_b[k * 16u + n / 4u] = v;")
-        load_b = _tile_loads(depth * 16, index, value)
+        load_b = _tile_loads(depth * 16, index,
+                             f"var v = vec4<f32>();\n{check_b % 'b_vec4'}\ntile_b[k * 16u + n / 4u] = v;")
+    elif tiling.b_vector:                         # b_vec4: four k of a column of B, over four rows of the tile
+        index = f"let n = e / {depth // 4}u;\n    let k = (e % {depth // 4}u) * 4u;"
+        store = "\n".join(f"tile_b[(k + {j}u) * 16u + n / 4u][n % 4u] = v[{j}];" for j in range(4))
+        load_b = _tile_loads(depth * 16, index, f"var v = vec4<f32>();\n{check_b % 'b_vec4'}\n{store}")
     else:
         index = ("let k = e / 64u;\n    let n = e % 64u;" if tiling.b_n_first else
                  f"let n = e / {depth}u;\n    let k = e % {depth}u;")
-        value = ("var v = 0.0;\n    if (n0 + n < {N}u && k0 + k < {K}u) {{ v = b_value(k0 + k, n0 + n); }}\n"
-                 "    tile_b[k * 16u + n / 4u][n % 4u] = v;")
-        load_b = _tile_loads(depth * TILE_N, index, value)
+        load_b = _tile_loads(depth * TILE_N, index,
+                             f"var v = 0.0;\n{check_b % 'b_value'}\ntile_b[k * 16u + n / 4u][n % 4u] = v;")
     products = "".join(f"            part[{i}] += tile_a[a + {i}u] * b;\n" for i in range(rows))
     sums = "".join(f"        acc[{i}] += part[{i}];\n" for i in range(rows))
     # set explicitly: a `var` declared in a loop is not zeroed again on each iteration by every WGSL compiler
@@ -331,8 +337,10 @@ class GemmKernel(GpuKernel):
         batches = math.prod(batch_sizes)
         tiling = None if m < DIRECT_ROWS else Tiling(
             batches, m, n, k, a_k_first=s_ak <= s_am, b_n_first=s_bn <= s_bk,
-            a_vector=vector_rows(a, k, s_ak, [s_am, *batch_strides[0]]),
-            b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]))
+            a_vector=vector_rows(a, k, s_ak, [s_am, *batch_strides[0]]) if s_ak <= s_am else
+            vector_rows(a, m, s_am, [s_ak, *batch_strides[0]]),
+            b_vector=vector_rows(b, n, s_bn, [s_bk, *batch_strides[1]]) if s_bn <= s_bk else
+            vector_rows(b, k, s_bk, [s_bn, *batch_strides[1]]))
         self.vectors = (False, False) if tiling is None else (tiling.a_vector, tiling.b_vector)
 
         s_om, s_on = output.element_strides[-2:]

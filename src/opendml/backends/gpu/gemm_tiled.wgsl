@@ -1,9 +1,10 @@
 // The tiled matrix product shared by GEMM and CONVOLUTION (an implicit GEMM): out(m, n) = sum_k a(m, k) b(k, n) for
 // every batch (GEMM's batch, CONVOLUTION's group), each of M x N x K specialized into this shader as constants.
 // The operator supplies `start(batch)` (per-work-group offsets into private variables), `a_value(m, k)` and
-// `b_value(k, n)` (called only inside the matrices), or `a_vec4(m, k)` (a(m, k..k + 3)) and `b_vec4(k, n)`
-// (b(k, n..n + 3)) where K or N is a multiple of 4 and the tensor's memory holds those four elements in one aligned
-// 16-byte word, and `store(m, n, value)` (the epilogue: Alpha, Beta * C or Bias, the fused activation, the write).
+// `b_value(k, n)` (called only inside the matrices), or `a_vec4(m, k)` and `b_vec4(k, n)`: four elements from
+// there along the axis the tile loads walk first (A: K or M, B: N or K; its length a multiple of 4), which the
+// tensor's memory holds in one aligned 16-byte word; and `store(m, n, value)` or `store_pair` (the epilogue: Alpha,
+// Beta * C or Bias, the fused activation, the write).
 //
 // A work-group of 256 invocations computes a TM x 64 tile of the output (TM = 16 RM): invocation (tx, ty) the RM x 4
 // outputs of rows ty RM.., columns 4 tx... K is walked TK at a time: the work-group loads a TM x TK tile of a and a
