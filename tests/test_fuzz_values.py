@@ -517,6 +517,12 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "gather_nd": (dml.gather_nd, {"x": g.input([2, 2], F32), "indices": g.input([2, 1], "UINT32"),
                                       "input_dimension_count": 2, "indices_dimension_count": 2,
                                       "batch_dimension_count": 0}),
+        "gemm": (dml.gemm, {"a": x, "b": g.input([3, 2], F32), "c": None, "trans_a": "NONE", "trans_b": "NONE",
+                            "alpha": 1.0, "beta": 1.0, "fused_activation": None}),
+        "convolution": (dml.convolution, {
+            "x": x4, "w": g.input([1, 1, 1, 1], F32), "bias": None, "mode": "CROSS_CORRELATION", "direction": "FORWARD",
+            "strides": None, "dilations": None, "start_padding": None, "end_padding": None, "output_padding": None,
+            "group_count": 1, "fused_activation": None, "output_sizes": None}),
         "Graph.input": (g.input, {"sizes": [2, 3], "dtype": F32, "name": None, "strides": None}),
         "Graph.constant": (g.constant, {"array": np.ones((2, 3), np.float32), "name": None}),
         "Graph.compile": (g.compile, {"outputs": [dml.reduce(x, "SUM")], "flags": "NONE"}),

@@ -1192,8 +1192,8 @@ def broadcast_to(x: Expression, sizes: Sequence[int]) -> Expression:
     rank = len(x.sizes)
     if len(target) < rank or any(size not in (1, wanted) for size, wanted in zip(x.sizes, target[-rank:],
                                                                                   strict=True)):
-        raise ValidationError(f"{label}: x's sizes {list(x.sizes)} do not broadcast to {list(target)} (NumPy's "
-                              f"rules: aligned from the last dimension, each size equal or 1)")
+        raise ValidationError(f"{label}: x's sizes {list(x.sizes)} do not broadcast to {describe(list(target))} "
+                              f"(NumPy's rules: aligned from the last dimension, each size equal or 1)")
     source, view = _source(x)
     return _identity_view(graph, source, _broadcast_desc(view, target))
 
