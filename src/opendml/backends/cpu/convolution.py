@@ -16,9 +16,10 @@ percent for 3x3 kernels.
 Per tile the kernel computes C[Cog, T] = Bias + sum over taps of W_k[Cog, Cig] @ source[Cig, T + shift_k] by one of
 - MICRO: convolution_micro's kernel, 8 output channels x 32 positions in 16 vector registers, reading each
   (tap, channel) run straight from the source grid (no im2col copy, no packing);
-- IM2COL: for 1x1 filters over an input read in place, the tile's rows first copied, IM2COL_CHANNELS channels at a
-  time (contiguous copies; reading hundreds of channel rows a few lines at a time from memory stalls), then MICRO
-  over the copy;
+- GEMM: for 1x1 filters over a FLOAT32 input whose spatial dimensions are contiguous, one single-threaded BLAS
+  sgemm per tile (a whole 56x56 image) reading the input in place (convolution_blas.py; OpenBLAS held to one thread
+  meanwhile: numba's threads share the tiles). Its packing streams the input's channel rows better than MICRO's
+  copy of them (1x1 256->64 on [8, 256, 56, 56], one thread: 10.4 ms, copy + MICRO 12.2);
 - DIRECT: multiply-adds vectorized along T, where each group's matrices are tiny (depthwise).
 Measured on one thread (2-core Xeon, AVX-512; thread CPU time, [8, 64, 56, 56] 3x3 64->64): OpenBLAS's sgemm per
 tap 104 GFLOP/s, per tile after an im2col 75, MICRO 131 (PyTorch's oneDNN 151).
@@ -28,20 +29,21 @@ fused ELEMENT_WISE_CLIP (its formula maximum(Min, minimum(x, Max)) with math.py'
 type, through the output's strides (NHWC included).
 
 Each thread builds the source of its (batch, group) in its own buffer, or the rows of it that its part of the tiles
-reads (FLOAT16 widened exactly; any input strides), except for IM2COL's 1x1 filters on FLOAT32 inputs whose spatial
-dimensions are contiguous, read in place. The filter is packed into per-phase blocks of 8 output channels once per
-dispatch, or once at `initialize` for a filter owned by DML.
+reads (FLOAT16 widened exactly; any input strides), except for GEMM's input, read in place. The filter is packed
+into per-phase blocks of 8 output channels (MICRO) or [Cog, taps x Cig] matrices once per dispatch, or once at
+`initialize` for a filter owned by DML.
 
-Numerics: FLOAT32 accumulates in FLOAT32: each output's Cig x taps products are summed, each rounded once into
-its register's running sum (fused multiply-add), onto Bias; error within gamma_K = K 2^-24 / (1 - K 2^-24) times the
-sum of the magnitudes (K = Cig x taps + 1); FLOAT16 is widened exactly, accumulated the same way in FLOAT32 and
-rounded once on store (the page's types: FLOAT32 and FLOAT16).
+Numerics: FLOAT32 accumulates in FLOAT32: each output's Cig x taps products are summed onto Bias, each rounded
+once into its register's running sum (fused multiply-add; GEMM: BLAS's blocked sgemm); error within gamma_K =
+K 2^-24 / (1 - K 2^-24) times the sum of the magnitudes (K = Cig x taps + 1); FLOAT16 is widened exactly,
+accumulated the same way in FLOAT32 and rounded once on store (the page's types: FLOAT32 and FLOAT16).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -52,6 +54,7 @@ from ...ops.activations import activation_values
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
+from .convolution_blas import NO_TRANS, SGEMM, gemm, one_blas_thread
 from .convolution_micro import COLUMNS as MICRO_COLUMNS
 from .convolution_micro import ROWS as MICRO_ROWS
 from .convolution_micro import micro
@@ -69,9 +72,7 @@ _activate_store = _ACTIVATIONS.activate_store
 _STAMP: str = _ACTIVATIONS.__name__
 
 #: Ways to compute a tile (see the module docstring).
-IM2COL, DIRECT, MICRO = 1, 2, 3
-#: IM2COL copies this many channels' rows at a time (the longer the rows, the closer to streaming their reads).
-IM2COL_CHANNELS = 32
+GEMM, DIRECT, MICRO = 0, 2, 3
 #: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
@@ -93,8 +94,8 @@ IN_STRIDE, IN_SIZE, SRC_STEP, SRC_LEAD, SRC_PHASES, GRID = 6, 9, 12, 15, 18, 21
 (PLANE, SRC_CHANNEL, DIRECT_SOURCE, OUT_N, OUT_C) = range(24, 29)
 OUT_STRIDE, OUT_STEP = 29, 32
 (FILTER_G, FILTER_O, FILTER_C, BIAS_STRIDE, HAS_BIAS, METHOD, TILE, TILES, PARTS, CHUNKS, ACTIVATION, SOURCE_SIZE,
- COL_ROWS, PACKED_SIZE, CHUNK, MAX_SHIFT, LD, ACC_ROWS) = range(35, 53)
-GEO_SIZE = 53
+ PACKED_SIZE, MAX_SHIFT, LD, ACC_ROWS) = range(35, 51)
+GEO_SIZE = 51
 # Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset, first
 # MICRO source offset.
 PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED, PH_OFFSETS = 0, 3, 6, 7, 8, 9
@@ -183,13 +184,13 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     if cog * cig * most_taps <= DIRECT_MAX_PRODUCTS:
         method = DIRECT
     elif most_taps == 1 and in_place:
-        method = IM2COL
+        method = GEMM
     else:
         method = MICRO
-    direct_source = in_place and method == IM2COL
+    direct_source = in_place and method == GEMM
     src_channel = xs[1] if direct_source else src_phases[0] * src_phases[1] * src_phases[2] * plane
     blocks = -(-cog // MICRO_ROWS)
-    acc_rows = blocks * MICRO_ROWS if method in (MICRO, IM2COL) else cog
+    acc_rows = blocks * MICRO_ROWS if method == MICRO else cog
     packed = 0
     runs: list[int] = []  # MICRO's offsets of the source runs, (tap, channel) by (tap, channel), phase by phase
     for phase_r, q, phase_taps in output_phases:
@@ -199,9 +200,9 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
             tap_rows.append([(a[0] * src_phases[1] + a[1]) * src_phases[2] + a[2],
                              (e[0] * grid[1] + e[1]) * grid[2] + e[2], filter_offset(k)])
             runs += [c * src_channel + tap_rows[-1][TAP_PHASE] * plane + tap_rows[-1][TAP_SHIFT] for c in range(cig)]
-    rows = min(cig, IM2COL_CHANNELS) if method == IM2COL else cig
+    rows = 0 if method == GEMM else cig  # the source rows a tile reads besides C
     tile = TILE_BYTES // (4 * max(acc_rows + rows, 1))
-    tile = min(max(tile // MICRO_COLUMNS * MICRO_COLUMNS, 128), 2048)
+    tile = min(max(tile // MICRO_COLUMNS * MICRO_COLUMNS, 128), 4096 if method == GEMM else 2048)
     tile_rows = []
     for index, (_, q, _) in enumerate(output_phases):
         wide = ((q[0] - 1) * grid[1] + q[1] - 1) * grid[2] + q[2]
@@ -235,8 +236,6 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     geo[[METHOD, TILE, TILES, PARTS, CHUNKS]] = [method, tile, len(tile_rows), parts, chunks]
     geo[ACTIVATION] = _NONE if activation is None else int(activation.OPERATOR_TYPE)
     geo[SOURCE_SIZE] = 0 if direct_source else cig * src_phases[0] * src_phases[1] * src_phases[2] * plane
-    geo[COL_ROWS] = rows
-    geo[CHUNK] = rows
     geo[MAX_SHIFT] = max([row[TAP_SHIFT] for row in tap_rows] + [0])
     geo[PACKED_SIZE] = packed
     geo[LD] = -(-tile // MICRO_COLUMNS) * MICRO_COLUMNS
@@ -254,7 +253,7 @@ def _pack_filter(w: Any, packed: Any, geo: Any, phases: Any, taps: Any, tag: Any
     offset + ((g Cog + o) taps + t) Cig + c], or for MICRO in blocks of MICRO_ROWS output channels (the last one
     filled with zeros), at packed[phase's offset + ((g blocks + o // R) taps Cig + t Cig + c) R + o % R]."""
     groups, cig, cog, rows = geo[GROUPS], geo[CIG], geo[COG], geo[ACC_ROWS]
-    micro = geo[METHOD] in (MICRO, IM2COL)
+    micro = geo[METHOD] == MICRO
     for ph in range(phases.shape[0]):
         first, count, offset = phases[ph, PH_FIRST], phases[ph, PH_COUNT], phases[ph, PH_PACKED]
         for g in range(groups):
@@ -313,21 +312,6 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, first_row: int, last
                                 source[row + lo + j] = _load(x, start + j * step, tag)
                         source[row + hi:row + gx] = zero
                     at += geo[PLANE]
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _gather_rows(col: Any, ld: int, source: Any, base: int, channel: int, taps: Any, first: int, count: int,
-                 cig: int, plane: int, p0: int, n: int) -> None:
-    """col[(t Cig + c) ld + i] = source[base + c channel + phase_t plane + shift_t + p0 + i], i < n (IM2COL):
-    each row a contiguous copy."""
-    prefer_wide_vectors()
-    for t in range(count):
-        at = base + taps[first + t, TAP_PHASE] * plane + taps[first + t, TAP_SHIFT] + p0
-        for c in range(cig):
-            start = at + c * channel
-            row = (t * cig + c) * ld
-            for i in range(n):
-                col[row + i] = source[start + i]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -452,7 +436,7 @@ def _run_units_keyed(stamp: str) -> Any:
 
     @numba.njit(cache=True, error_model="numpy")
     def _run_units(first: int, last: int, x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any,
-                   tiles: Any, offsets: Any, fparams: Any, tag: Any) -> None:
+                   tiles: Any, offsets: Any, fparams: Any, fn: int, tag: Any) -> None:
         """Work units [first, last): unit u is part u % PARTS of the tiles of (image, group) u // PARTS."""
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
@@ -464,8 +448,6 @@ def _run_units_keyed(stamp: str) -> Any:
         # rows, or these zeros past the end (never garbage: a subnormal would only slow the arithmetic down)
         source = np.empty(geo[SOURCE_SIZE] + MICRO_COLUMNS, packed.dtype)
         source[geo[SOURCE_SIZE]:] = 0
-        col = np.zeros(geo[COL_ROWS] * ld if method == IM2COL else 1, packed.dtype)
-        col_offsets = np.arange(geo[COL_ROWS]) * ld  # MICRO's offsets of col's rows
         acc = np.empty(geo[ACC_ROWS] * ld, packed.dtype)
         segments = np.empty((tile + 2, 3), np.int64)
         activated = np.empty(tile, packed.dtype)
@@ -510,23 +492,13 @@ def _run_units_keyed(stamp: str) -> Any:
                             micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld,
                                   w_address + block * count * cig * MICRO_ROWS * item,
                                   s_address + (p0 + column) * item, o_address, count * cig)
+                elif method == GEMM:  # a 1x1 filter over the input in place: C[Cog, n] += W[Cog, Cig] @ x[Cig, n]
+                    gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, np.float32(1), packed.ctypes.data + w_row * item, cig,
+                         s_address + (taps[first_tap, TAP_SHIFT] + p0) * item, channel, np.float32(1),
+                         acc.ctypes.data, ld)
                 elif method == DIRECT:
                     _direct_tile(packed, w_row, count, cig, cog, source, 0, channel, taps, first_tap, plane, p0,
                                  n, acc, ld)
-                else:  # IM2COL: a 1x1 filter (one tap), CHUNK channels' rows copied at a time
-                    for c0 in range(0, cig, geo[CHUNK]):
-                        chunk = min(geo[CHUNK], cig - c0)
-                        if direct_source:
-                            _gather_rows(col, ld, x, image * geo[IN_N] + (g * cig + c0) * geo[IN_C], channel, taps,
-                                         first_tap, 1, chunk, plane, p0, n)
-                        else:
-                            _gather_rows(col, ld, source, c0 * channel, channel, taps, first_tap, 1, chunk, plane, p0,
-                                         n)
-                        for block in range(geo[ACC_ROWS] // MICRO_ROWS):
-                            w_address = packed.ctypes.data + (w_row + (block * cig + c0) * MICRO_ROWS) * item
-                            for column in range(0, n, MICRO_COLUMNS):
-                                micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld, w_address,
-                                      col.ctypes.data + column * item, col_offsets.ctypes.data, chunk)
                 _epilogue(acc, n, p0, y, image * geo[OUT_N], geo, phase, g, fparams, segments, activated, tag)
 
     return _run_units
@@ -540,14 +512,14 @@ def _parallel_keyed(stamp: str) -> Any:
 
     @numba.njit(cache=True, parallel=True, error_model="numpy")
     def _parallel(x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any, tiles: Any, offsets: Any,
-                  fparams: Any, tag: Any) -> None:
+                  fparams: Any, fn: int, tag: Any) -> None:
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
         units = geo[N] * geo[GROUPS] * geo[PARTS]
         chunks = geo[CHUNKS]
         for chunk in numba.prange(chunks):
             _run_units(chunk * units // chunks, (chunk + 1) * units // chunks, x, packed, b, y, geo, phases, taps,
-                       tiles, offsets, fparams, tag)
+                       tiles, offsets, fparams, fn, tag)
 
     return _parallel
 
@@ -595,7 +567,12 @@ class ConvolutionKernel:
         bias = inputs[2]
         arguments = (cast(FlatArray, inputs[0]).view(view), packed,
                      self._dummy if bias is None else bias.view(view), outputs[0].view(view), plan.geo, plan.phases,
-                     plan.taps, plan.tiles, plan.offsets, self._fparams, self._tag)
+                     plan.taps, plan.tiles, plan.offsets, self._fparams, SGEMM, self._tag)
+        with one_blas_thread() if plan.geo[METHOD] == GEMM else nullcontext():
+            self._run(arguments)
+
+    def _run(self, arguments: tuple[Any, ...]) -> None:
+        plan = self.plan
         if plan.parallel:
             with PARALLEL_LAUNCH:
                 # one chunk at a time to whichever thread is free: on a shared machine a thread may get less of its
