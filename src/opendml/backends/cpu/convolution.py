@@ -97,8 +97,8 @@ OUT_STRIDE, OUT_STEP = 29, 32
  PACKED_SIZE, MAX_SHIFT, LD, ACC_ROWS) = range(35, 51)
 GEO_SIZE = 51
 # Phase table columns: output phase r (3), its grid sizes Q (3), first tap, tap count, packed filter offset, first
-# MICRO source offset.
-PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED, PH_OFFSETS = 0, 3, 6, 7, 8, 9
+# MICRO source offset, taps per source z-offset (MICRO sums one z-offset's taps at a time).
+PH_R, PH_Q, PH_FIRST, PH_COUNT, PH_PACKED, PH_OFFSETS, PH_SPLIT = 0, 3, 6, 7, 8, 9, 10
 # Tap table columns: source phase (flat), shift in the source grid (flat), the filter's spatial offset (elements).
 TAP_PHASE, TAP_SHIFT, TAP_FILTER = 0, 1, 2
 
@@ -194,7 +194,8 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     packed = 0
     runs: list[int] = []  # MICRO's offsets of the source runs, (tap, channel) by (tap, channel), phase by phase
     for phase_r, q, phase_taps in output_phases:
-        phase_rows.append([*phase_r, *q, len(tap_rows), len(phase_taps), packed, len(runs)])
+        planes = len({(e[0], a[0]) for _, a, e in phase_taps}) or 1  # taps come z-major (itertools.product)
+        phase_rows.append([*phase_r, *q, len(tap_rows), len(phase_taps), packed, len(runs), len(phase_taps) // planes])
         packed += groups * acc_rows * cig * len(phase_taps)
         for k, a, e in phase_taps:
             tap_rows.append([(a[0] * src_phases[1] + a[1]) * src_phases[2] + a[2],
@@ -240,7 +241,7 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     geo[PACKED_SIZE] = packed
     geo[LD] = -(-tile // MICRO_COLUMNS) * MICRO_COLUMNS
     geo[ACC_ROWS] = acc_rows
-    return ConvolutionPlan(geo, np.array(phase_rows, np.int64).reshape(-1, 10),
+    return ConvolutionPlan(geo, np.array(phase_rows, np.int64).reshape(-1, 11),
                            np.array(tap_rows, np.int64).reshape(-1, 3), np.array(tile_rows, np.int64).reshape(-1, 3),
                            np.array([*runs, 0], np.int64), parallel)
 
@@ -487,11 +488,15 @@ def _run_units_keyed(stamp: str) -> Any:
                 elif method == MICRO:
                     w_address = packed.ctypes.data + w_row * item
                     o_address = offsets.ctypes.data + phase[PH_OFFSETS] * offsets.itemsize
-                    for block in range(geo[ACC_ROWS] // MICRO_ROWS):
-                        for column in range(0, n, MICRO_COLUMNS):
-                            micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld,
-                                  w_address + block * count * cig * MICRO_ROWS * item,
-                                  s_address + (p0 + column) * item, o_address, count * cig)
+                    # one source z-offset's taps at a time: a 3-D tile's source window is then one band of planes
+                    split = phase[PH_SPLIT]
+                    for t in range(0, count, split):
+                        for block in range(geo[ACC_ROWS] // MICRO_ROWS):
+                            for column in range(0, n, MICRO_COLUMNS):
+                                micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld,
+                                      w_address + (block * count + t) * cig * MICRO_ROWS * item,
+                                      s_address + (p0 + column) * item, o_address + t * cig * offsets.itemsize,
+                                      min(split, count - t) * cig)
                 elif method == GEMM:  # a 1x1 filter over the input in place: C[Cog, n] += W[Cog, Cig] @ x[Cig, n]
                     gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, np.float32(1), packed.ctypes.data + w_row * item, cig,
                          s_address + (taps[first_tap, TAP_SHIFT] + p0) * item, channel, np.float32(1),
