@@ -293,16 +293,21 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, first_row: int, last
                     lo = min(max(-((ax - lx) // sx), 0), gx)  # first j with j S + a - L >= 0
                     hi = min(max((ix_size - 1 + lx - ax) // sx + 1, lo), gx)
                     step = sx * geo[IN_STRIDE + 2]
+                    jz = first_row // gy
+                    jy = first_row - jz * gy
                     for flat in range(last_row - first_row):
-                        jz = (first_row + flat) // gy
-                        jy = first_row + flat - jz * gy
                         iz = jz * sz + az - lz
                         iy = jy * sy + ay - ly
                         row = at + (first_row + flat) * gx
+                        jy += 1
+                        if jy == gy:
+                            jy = 0
+                            jz += 1
                         if iz < 0 or iz >= iz_size or iy < 0 or iy >= iy_size:
                             source[row:row + gx] = zero
                             continue
-                        source[row:row + lo] = zero
+                        for j in range(lo):
+                            source[row + j] = zero
                         start = base + c * geo[IN_C] + iz * geo[IN_STRIDE] + iy * geo[IN_STRIDE + 1] + \
                             (lo * sx + ax - lx) * geo[IN_STRIDE + 2]
                         if step == 1:
@@ -311,7 +316,8 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, first_row: int, last
                         else:
                             for j in range(hi - lo):
                                 source[row + lo + j] = _load(x, start + j * step, tag)
-                        source[row + hi:row + gx] = zero
+                        for j in range(gx - hi):
+                            source[row + hi + j] = zero
                     at += geo[PLANE]
 
 
