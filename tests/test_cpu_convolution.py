@@ -1,7 +1,7 @@
 """The cpu backend's CONVOLUTION kernels (backends/cpu/convolution.py, numba; backends/cpu/small/convolution.py, NumPy):
-each way the numba kernel computes a tile (MICRO, GEMM reading the input in place, DIRECT), its epilogue's paths
+each way the numba kernel computes a tile (MICRO, on a source grid or the input in place; DIRECT), its epilogue's paths
 (Bias, activations, fused CLIP, output strides that are not unit, FLOAT16 rounding), an owned filter packed at
-initialize, and OpenBLAS's thread count, against tests/reference.py's float64 convolution (a loop over the
+initialize, against tests/reference.py's float64 convolution (a loop over the
 definition, not these kernels) within the accumulation bound of their sums. tests/test_convolution.py holds the
 operator's goldens and properties on every backend."""
 
@@ -18,12 +18,11 @@ from strategies import T, build_buffer, execute_between_sentinels, read_buffer
 import opendml as dml
 import opendml.backends.cpu
 from opendml.backends.cpu import convolution as kernel_module
-from opendml.backends.cpu import convolution_blas
 
 F32, F16 = dml.DataType.FLOAT32, dml.DataType.FLOAT16
 FORWARD, BACKWARD = dml.ConvolutionDirection.FORWARD, dml.ConvolutionDirection.BACKWARD
 CROSS, FLIP = dml.ConvolutionMode.CROSS_CORRELATION, dml.ConvolutionMode.CONVOLUTION
-MICRO, GEMM, DIRECT = kernel_module.MICRO, kernel_module.GEMM, kernel_module.DIRECT
+MICRO, DIRECT = kernel_module.MICRO, kernel_module.DIRECT
 
 
 def conv_desc(x: list[int], w: list[int], *, direction: dml.ConvolutionDirection = FORWARD,
@@ -77,10 +76,12 @@ def expected(desc: dml.ConvolutionOperatorDesc, arrays: list[np.ndarray | None])
 CASES: list[tuple[str, dict[str, Any], int, bool]] = [
     ("micro_padded_strided_dilated", dict(x=[2, 40, 9, 8], w=[6, 40, 3, 2], strides=[2, 3], dilations=[2, 1],
                                           start=[1, 2], end=[0, 1]), MICRO, False),
-    ("gemm_in_place_1x1", dict(x=[2, 48, 5, 7], w=[8, 48, 1, 1], bias=False), GEMM, True),
-    ("gemm_in_place_1x1_groups_fused_relu", dict(x=[1, 64, 20, 20], w=[48, 32, 1, 1], groups=2,
-                                                 activation=dml.ActivationReluOperatorDesc()), GEMM, True),
-    ("micro_3x3_convolution_mode_12_channels", dict(x=[1, 32, 6, 6], w=[12, 32, 3, 3], mode=FLIP), MICRO, False),
+    ("micro_in_place_1x1_staged_tail", dict(x=[2, 48, 5, 7], w=[8, 48, 1, 1], bias=False), MICRO, True),
+    ("micro_in_place_1x1_groups_fused_relu", dict(x=[1, 64, 20, 20], w=[48, 32, 1, 1], groups=2,
+                                                  activation=dml.ActivationReluOperatorDesc()), MICRO, True),
+    ("micro_in_place_3x3_unpadded", dict(x=[2, 40, 9, 37], w=[16, 40, 3, 3]), MICRO, True),
+    ("micro_in_place_3x3_convolution_mode_12_channels", dict(x=[1, 32, 6, 6], w=[12, 32, 3, 3], mode=FLIP), MICRO,
+     True),
     ("micro_7x7_stride_2", dict(x=[2, 3, 15, 13], w=[16, 3, 7, 7], strides=[2, 2], start=[3, 3], end=[3, 2]),
      MICRO, False),
     ("micro_3d", dict(x=[1, 4, 5, 6, 7], w=[12, 4, 3, 3, 3], start=[1, 1, 1], end=[1, 1, 1]), MICRO, False),
@@ -200,14 +201,3 @@ def test_infinities_and_nan_follow_ieee_silently(small: bool, monkeypatch: pytes
     got = run(desc, [x, w, b], small, monkeypatch)
     expected = [[[np.nan, 1], [np.nan, np.nan]], [[np.inf, 3], [np.nan, -np.inf]]]
     np.testing.assert_array_equal(got[0], np.array(expected, np.float32))
-
-
-def test_openblas_threads_are_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GEMM holds OpenBLAS to one thread while numba's threads each run sgemms, and gives NumPy its count back."""
-    if convolution_blas._get_threads is None:
-        pytest.skip("NumPy's BLAS is not the OpenBLAS convolution_blas binds")
-    before = int(convolution_blas._get_threads())
-    desc = conv_desc([4, 64, 16, 16], [64, 64, 1, 1])
-    assert kernel_module.plan_convolution(desc, 2).geo[kernel_module.METHOD] == GEMM
-    run(desc, data(desc, seed=1), False, monkeypatch)
-    assert int(convolution_blas._get_threads()) == before

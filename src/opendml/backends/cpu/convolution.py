@@ -16,10 +16,10 @@ percent for 3x3 kernels.
 Per tile the kernel computes C[Cog, T] = Bias + sum over taps of W_k[Cog, Cig] @ source[Cig, T + shift_k] by one of
 - MICRO: convolution_micro's kernel, 8 output channels x 32 positions in 16 vector registers, reading each
   (tap, channel) run straight from the source grid (no im2col copy, no packing);
-- GEMM: for 1x1 filters over a FLOAT32 input whose spatial dimensions are contiguous, one single-threaded BLAS
-  sgemm per tile (a whole 56x56 image) reading the input in place (convolution_blas.py; OpenBLAS held to one thread
-  meanwhile: numba's threads share the tiles). Its packing streams the input's channel rows better than MICRO's
-  copy of them (1x1 256->64 on [8, 256, 56, 56], one thread: 10.4 ms, copy + MICRO 12.2);
+  A FLOAT32 input that is itself a source grid (forward, stride 1, no padding, its spatial dimensions contiguous:
+  1x1 filters) is read in place, IN_PLACE_SPLIT runs per pass (its rows are then streamed a few at a time), the
+  columns past a tile's last whole block staged (MICRO reads a whole block); 1x1 256->64 on [8, 256, 56, 56], one
+  thread: BLAS's sgemm per image 9.3 ms, MICRO in place 7.7;
 - DIRECT: multiply-adds vectorized along T, where each group's matrices are tiny (depthwise).
 Measured on one thread (2-core Xeon, AVX-512; thread CPU time, [8, 64, 56, 56] 3x3 64->64): OpenBLAS's sgemm per
 tap 104 GFLOP/s, per tile after an im2col 75, MICRO 131 (PyTorch's oneDNN 151).
@@ -29,12 +29,12 @@ fused ELEMENT_WISE_CLIP (its formula maximum(Min, minimum(x, Max)) with math.py'
 type, through the output's strides (NHWC included).
 
 Each thread builds the source of its (batch, group) in its own buffer, or the rows of it that its part of the tiles
-reads (FLOAT16 widened exactly; any input strides), except for GEMM's input, read in place. The filter is packed
-into per-phase blocks of 8 output channels (MICRO) or [Cog, taps x Cig] matrices once per dispatch, or once at
+reads (FLOAT16 widened exactly; any input strides), unless the input is read in place. The filter is packed into
+per-phase blocks of 8 output channels (MICRO) or [Cog, taps x Cig] matrices (DIRECT) once per dispatch, or once at
 `initialize` for a filter owned by DML.
 
 Numerics: FLOAT32 accumulates in FLOAT32: each output's Cig x taps products are summed onto Bias, each rounded
-once into its register's running sum (fused multiply-add; GEMM: BLAS's blocked sgemm); error within gamma_K =
+once into its register's running sum (fused multiply-add); error within gamma_K =
 K 2^-24 / (1 - K 2^-24) times the sum of the magnitudes (K = Cig x taps + 1); FLOAT16 is widened exactly,
 accumulated the same way in FLOAT32 and rounded once on store (the page's types: FLOAT32 and FLOAT16).
 """
@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -54,7 +53,6 @@ from ...ops.activations import activation_values
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags, OperatorType
 from .. import FlatArray, Kernel
-from .convolution_blas import NO_TRANS, SGEMM, gemm, one_blas_thread
 from .convolution_micro import COLUMNS as MICRO_COLUMNS
 from .convolution_micro import ROWS as MICRO_ROWS
 from .convolution_micro import micro
@@ -72,8 +70,11 @@ _activate_store = _ACTIVATIONS.activate_store
 _STAMP: str = _ACTIVATIONS.__name__
 
 #: Ways to compute a tile (see the module docstring).
-GEMM, DIRECT, MICRO = 0, 2, 3
-#: DIRECT where a group's Cog x Cig x taps is at most this (a GEMM of such matrices is all overhead).
+DIRECT, MICRO = 2, 3
+#: MICRO over an input read in place sums this many (tap, channel) runs per pass over a tile: that many rows of the
+#: input streamed at once (1x1 256->64 on [8, 256, 56, 56], one thread: all 256 at once 15.7 ms, 32 at a time 7.7).
+IN_PLACE_SPLIT = 32
+#: DIRECT where a group's Cog x Cig x taps is at most this (MICRO's blocks of 8 channels would be mostly padding).
 DIRECT_MAX_PRODUCTS = 256
 #: A tile's C[Cog, T] and its source rows stay within about this many bytes (T: a multiple of 16 in [128, 2048]).
 TILE_BYTES = 1 << 20
@@ -183,11 +184,9 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
                 and (isz[0] == 1 or x_spatial[0] == isz[1] * isz[2]))
     if cog * cig * most_taps <= DIRECT_MAX_PRODUCTS:
         method = DIRECT
-    elif most_taps == 1 and in_place:
-        method = GEMM
     else:
         method = MICRO
-    direct_source = in_place and method == GEMM
+    direct_source = in_place and method == MICRO
     src_channel = xs[1] if direct_source else src_phases[0] * src_phases[1] * src_phases[2] * plane
     blocks = -(-cog // MICRO_ROWS)
     acc_rows = blocks * MICRO_ROWS if method == MICRO else cog
@@ -195,15 +194,16 @@ def plan_convolution(desc: Any, threads: int) -> ConvolutionPlan:
     runs: list[int] = []  # MICRO's offsets of the source runs, (tap, channel) by (tap, channel), phase by phase
     for phase_r, q, phase_taps in output_phases:
         planes = len({(e[0], a[0]) for _, a, e in phase_taps}) or 1  # taps come z-major (itertools.product)
-        phase_rows.append([*phase_r, *q, len(tap_rows), len(phase_taps), packed, len(runs), len(phase_taps) // planes])
+        split = min(IN_PLACE_SPLIT, cig * len(phase_taps)) if direct_source else len(phase_taps) // planes * cig
+        phase_rows.append([*phase_r, *q, len(tap_rows), len(phase_taps), packed, len(runs), split])
         packed += groups * acc_rows * cig * len(phase_taps)
         for k, a, e in phase_taps:
             tap_rows.append([(a[0] * src_phases[1] + a[1]) * src_phases[2] + a[2],
                              (e[0] * grid[1] + e[1]) * grid[2] + e[2], filter_offset(k)])
             runs += [c * src_channel + tap_rows[-1][TAP_PHASE] * plane + tap_rows[-1][TAP_SHIFT] for c in range(cig)]
-    rows = 0 if method == GEMM else cig  # the source rows a tile reads besides C
+    rows = cig  # the source rows a tile reads besides C
     tile = TILE_BYTES // (4 * max(acc_rows + rows, 1))
-    tile = min(max(tile // MICRO_COLUMNS * MICRO_COLUMNS, 128), 4096 if method == GEMM else 2048)
+    tile = min(max(tile // MICRO_COLUMNS * MICRO_COLUMNS, 128), 2048)
     tile_rows = []
     for index, (_, q, _) in enumerate(output_phases):
         wide = ((q[0] - 1) * grid[1] + q[1] - 1) * grid[2] + q[2]
@@ -322,9 +322,22 @@ def _build_source(x: Any, base: int, geo: Any, source: Any, first_row: int, last
 
 
 @numba.njit(cache=True, error_model="numpy")
+def _stage_tail(stage: Any, x: Any, base: int, offsets: Any, first: int, k: int, start: int, n: int) -> None:
+    """stage[j MICRO_COLUMNS + i] = x[base + offsets[first + j] + start + i] for i < n, 0 up to MICRO_COLUMNS, j < k:
+    the last columns of a tile, MICRO_COLUMNS wide, for MICRO over an input read in place."""
+    zero = stage.dtype.type(0)
+    for j in range(k):
+        at = base + offsets[first + j] + start
+        for i in range(n):
+            stage[j * MICRO_COLUMNS + i] = x[at + i]
+        for i in range(MICRO_COLUMNS - n):
+            stage[j * MICRO_COLUMNS + n + i] = zero
+
+
+@numba.njit(cache=True, error_model="numpy")
 def _fill_bias(acc: Any, ld: int, geo: Any, b: Any, g: int, tag: Any) -> None:
-    """Each row of the tile's C (acc[o ld + i], i < ld) set to its channel's Bias, which the GEMMs then
-    accumulate onto (Beta 1: BLAS's own zeroing of C with Beta 0 costs the same pass). Without Bias (and in MICRO's
+    """Each row of the tile's C (acc[o ld + i], i < ld) set to its channel's Bias, which the sums then accumulate
+    onto (no separate zeroing or Bias pass). Without Bias (and in MICRO's
     rows beyond Cog), -0: the identity of addition (x + -0 is x, -0 included)."""
     cog = geo[COG]
     for o in range(geo[ACC_ROWS]):
@@ -443,7 +456,7 @@ def _run_units_keyed(stamp: str) -> Any:
 
     @numba.njit(cache=True, error_model="numpy")
     def _run_units(first: int, last: int, x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any,
-                   tiles: Any, offsets: Any, fparams: Any, fn: int, tag: Any) -> None:
+                   tiles: Any, offsets: Any, fparams: Any, tag: Any) -> None:
         """Work units [first, last): unit u is part u % PARTS of the tiles of (image, group) u // PARTS."""
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
@@ -457,6 +470,8 @@ def _run_units_keyed(stamp: str) -> Any:
         source[geo[SOURCE_SIZE]:] = 0
         acc = np.empty(geo[ACC_ROWS] * ld, packed.dtype)
         segments = np.empty((tile + 2, 3), np.int64)
+        stage = np.zeros(IN_PLACE_SPLIT * MICRO_COLUMNS, packed.dtype)
+        stage_offsets = np.arange(IN_PLACE_SPLIT) * MICRO_COLUMNS
         activated = np.empty(tile, packed.dtype)
         item = packed.itemsize
         gx, rows = geo[GRID + 2], geo[GRID] * geo[GRID + 1]
@@ -495,18 +510,24 @@ def _run_units_keyed(stamp: str) -> Any:
                     w_address = packed.ctypes.data + w_row * item
                     o_address = offsets.ctypes.data + phase[PH_OFFSETS] * offsets.itemsize
                     # one source z-offset's taps at a time: a 3-D tile's source window is then one band of planes
-                    split = phase[PH_SPLIT]
-                    for t in range(0, count, split):
+                    # the input read in place: the columns past the last whole block of MICRO_COLUMNS are staged
+                    # (MICRO would read past them, past the end of the input's last row)
+                    split, terms = phase[PH_SPLIT], count * cig
+                    whole = n - n % MICRO_COLUMNS if direct_source else n
+                    for j in range(0, terms, split):
+                        k = min(split, terms - j)
+                        if whole < n:
+                            _stage_tail(stage, x, image * geo[IN_N] + g * cig * geo[IN_C], offsets,
+                                        phase[PH_OFFSETS] + j, k, p0 + whole, n - whole)
                         for block in range(geo[ACC_ROWS] // MICRO_ROWS):
-                            for column in range(0, n, MICRO_COLUMNS):
-                                micro(acc.ctypes.data + (block * MICRO_ROWS * ld + column) * item, ld,
-                                      w_address + (block * count + t) * cig * MICRO_ROWS * item,
-                                      s_address + (p0 + column) * item, o_address + t * cig * offsets.itemsize,
-                                      min(split, count - t) * cig)
-                elif method == GEMM:  # a 1x1 filter over the input in place: C[Cog, n] += W[Cog, Cig] @ x[Cig, n]
-                    gemm(fn, NO_TRANS, NO_TRANS, cog, n, cig, np.float32(1), packed.ctypes.data + w_row * item, cig,
-                         s_address + (taps[first_tap, TAP_SHIFT] + p0) * item, channel, np.float32(1),
-                         acc.ctypes.data, ld)
+                            w_block = w_address + (block * terms + j) * MICRO_ROWS * item
+                            c_block = acc.ctypes.data + block * MICRO_ROWS * ld * item
+                            for column in range(0, whole, MICRO_COLUMNS):
+                                micro(c_block + column * item, ld, w_block, s_address + (p0 + column) * item,
+                                      o_address + j * offsets.itemsize, k)
+                            if whole < n:
+                                micro(c_block + whole * item, ld, w_block, stage.ctypes.data,
+                                      stage_offsets.ctypes.data, k)
                 elif method == DIRECT:
                     _direct_tile(packed, w_row, count, cig, cog, source, 0, channel, taps, first_tap, plane, p0,
                                  n, acc, ld)
@@ -523,14 +544,14 @@ def _parallel_keyed(stamp: str) -> Any:
 
     @numba.njit(cache=True, parallel=True, error_model="numpy")
     def _parallel(x: Any, packed: Any, b: Any, y: Any, geo: Any, phases: Any, taps: Any, tiles: Any, offsets: Any,
-                  fparams: Any, fn: int, tag: Any) -> None:
+                  fparams: Any, tag: Any) -> None:
         if stamp == "":  # never true: it makes `stamp` part of numba's cache key of this function
             return
         units = geo[N] * geo[GROUPS] * geo[PARTS]
         chunks = geo[CHUNKS]
         for chunk in numba.prange(chunks):
             _run_units(chunk * units // chunks, (chunk + 1) * units // chunks, x, packed, b, y, geo, phases, taps,
-                       tiles, offsets, fparams, fn, tag)
+                       tiles, offsets, fparams, tag)
 
     return _parallel
 
@@ -578,12 +599,7 @@ class ConvolutionKernel:
         bias = inputs[2]
         arguments = (cast(FlatArray, inputs[0]).view(view), packed,
                      self._dummy if bias is None else bias.view(view), outputs[0].view(view), plan.geo, plan.phases,
-                     plan.taps, plan.tiles, plan.offsets, self._fparams, SGEMM, self._tag)
-        with one_blas_thread() if plan.geo[METHOD] == GEMM else nullcontext():
-            self._run(arguments)
-
-    def _run(self, arguments: tuple[Any, ...]) -> None:
-        plan = self.plan
+                     plan.taps, plan.tiles, plan.offsets, self._fparams, self._tag)
         if plan.parallel:
             with PARALLEL_LAUNCH:
                 # one chunk at a time to whichever thread is free: on a shared machine a thread may get less of its
