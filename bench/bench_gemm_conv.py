@@ -611,11 +611,20 @@ def cell(result: Result, name: str) -> str:
     return f"{seconds * 1e3:8.2f} {result.flops / seconds / 1e9:6.1f}{ratio}" + ("!" if result.flagged(name) else "")
 
 
+def fused_cell(result: Result) -> str:
+    """opendml's fused operator's median over its plain one's, or '' where the workload has no plain twin."""
+    if OPENDML not in result.medians or PLAIN not in result.medians:
+        return ""
+    ratio = result.medians[OPENDML] / result.medians[PLAIN]
+    return f"{ratio:.2f}x {'MET' if ratio <= FUSED_TARGET else 'MISSED'}"
+
+
 def print_table(results: list[Result]) -> None:
     width = max(len("workload"), *(len(result.label) for result in results))
-    headers = ["workload".ljust(width), "GFLOP", *COLUMNS]
-    rows = [[result.label.ljust(width), f"{result.flops / 1e9:.2f}", *(cell(result, name) for name in COLUMNS)]
-            for result in results]
+    headers = ["workload".ljust(width), "GFLOP", *COLUMNS, "target", f"fused/plain (<= {FUSED_TARGET}x)"]
+    rows = [[result.label.ljust(width), f"{result.flops / 1e9:.2f}", *(cell(result, name) for name in COLUMNS),
+             f"<= {GEMM_TARGET}x" if result.family == "GEMM" else f"<= {CONV_TARGET}x, < ORT",
+             fused_cell(result)] for result in results]
     widths = [max(len(header), *(len(row[index]) for row in rows)) for index, header in enumerate(headers)]
 
     def line(cells: list[str]) -> str:
@@ -627,7 +636,9 @@ def print_table(results: list[Result]) -> None:
     for row in rows:
         print(line(row))
     print("(each cell: median ms, GFLOP/s, time over the fastest correct peer's; '!' = result mismatch, see the "
-          "checks; '-' = not installed, no such operation, or not implemented yet)")
+          "checks; '-' = not installed, no such operation, or not implemented yet; target: opendml's time over the "
+          "fastest peer's, and for a CONV over ONNX Runtime's; fused/plain: opendml with the C or Bias and the RELU "
+          "over opendml without them)")
 
 
 def verdicts(result: Result) -> tuple[bool, str]:
