@@ -1246,3 +1246,58 @@ def assert_within_bounds(got: np.ndarray, low: np.ndarray, high: np.ndarray, lab
         reference = "" if exact is None else f", exact value before rounding {exact[index]!r}"
         raise AssertionError(f"{label}: {len(bad)} of {value.size} outputs out of bounds; first at {list(index)}: "
                              f"got {value[index]!r}, allowed [{low[index]!r}, {high[index]!r}]{reference}")
+
+
+# -- generators (issue 28: FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DIAGONAL_MATRIX, DIAGONAL_MATRIX1) ---------------
+
+def reference_generator(desc: object, x: np.ndarray | None = None) -> np.ndarray:
+    """The pages' pseudocode element by element in Python (independent of opendml's formulas): integers exactly, then
+    wrapped to the type's width; floats in float64, rounded once on store (FILL_VALUE_SEQUENCE's float elements:
+    compare within `sequence_slack`). `x` is DIAGONAL_MATRIX1's logical InputTensor, if any."""
+    out = desc.output_tensor
+    dtype = np.dtype(out.data_type.numpy_dtype)
+    sizes = tuple(out.sizes)
+    name = desc.OPERATOR_TYPE.name
+    integer = dtype.kind in "iu"
+    bits = dtype.itemsize * 8
+
+    def wrap(value: int) -> int:
+        value %= 2**bits
+        return value - 2**bits if dtype.kind == "i" and value >= 2 ** (bits - 1) else value
+
+    result = np.zeros(sizes, dtype)
+    for linear, coordinate in enumerate(np.ndindex(*sizes)):
+        row = coordinate[-2] if len(sizes) >= 2 else 0
+        col = coordinate[-1]
+        value: object
+        if name == "FILL_VALUE_CONSTANT":
+            value = desc.value
+        elif name == "FILL_VALUE_SEQUENCE":
+            value = wrap(desc.value_start + desc.value_delta * linear) if integer else \
+                float(desc.value_start) + float(desc.value_delta) * linear
+        elif name == "DIAGONAL_MATRIX":
+            fill = float(np.float32(desc.value))
+            if integer:   # "10.6 will become 10": truncated, and clamped to the type
+                info = np.iinfo(dtype)
+                fill = min(max(math.trunc(fill), int(info.min)), int(info.max))
+            value = fill if col - row == desc.offset else 0
+        else:   # DIAGONAL_MATRIX1's pseudocode, its three-way exclusive or as written
+            top_x = col - row
+            begin, end = desc.diagonal_fill_begin, desc.diagonal_fill_end
+            use = (end >= begin) ^ (top_x >= begin) ^ (top_x < end)
+            value = desc.value if use else (x[coordinate] if x is not None else 0)
+        result[coordinate] = value
+    return result
+
+
+def sequence_slack(desc: object) -> np.ndarray:
+    """How far a float FILL_VALUE_SEQUENCE element may be from start + delta * i (float64): the FLOAT32 product and
+    sum round twice (2^-24 of each operand's magnitude, i exact below 2^24), then one unit of the output type."""
+    out = desc.output_tensor
+    count = int(np.prod(out.sizes))
+    index = np.arange(count, dtype=np.float64).reshape(out.sizes)
+    start, delta = float(desc.value_start), float(desc.value_delta)
+    exact = start + delta * index
+    compute = 2.0**-24 * (abs(start) + 2 * np.abs(delta * index))
+    dtype = np.dtype(out.data_type.numpy_dtype)
+    return compute + np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)

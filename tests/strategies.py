@@ -734,3 +734,39 @@ def backends(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]
 draws_descriptors(*[c for c in (_GEMM,) if c is not None])(_gemm_drawer)
 draws_descriptors(*[c for c in (_CONVOLUTION,) if c is not None])(
     lambda cls, level: convolution_descs(cls, level))
+
+
+# -- the generators (issue 28; ops/generators.py): FILL_VALUE_CONSTANT, FILL_VALUE_SEQUENCE, DIAGONAL_MATRIX(1) --------
+
+def generator_scalar(data_type: dml.DataType, infinite: bool = False) -> st.SearchStrategy[Any]:
+    """A DML_SCALAR_UNION value of `data_type`: small integers and the type's extremes; floats the type holds."""
+    if data_type.is_float:
+        width = {dml.DataType.FLOAT16: 16, dml.DataType.FLOAT32: 32}.get(data_type, 64)
+        return st.floats(-1000, 1000, width=width) | st.sampled_from(
+            [0.5, -0.0] + ([float("inf"), -float("inf")] if infinite else []))
+    info = np.iinfo(data_type.numpy_dtype)
+    return st.integers(max(-9, int(info.min)), 9) | st.sampled_from([int(info.min), int(info.max)])
+
+
+@draws_descriptors(dml.FillValueConstantOperatorDesc, dml.FillValueSequenceOperatorDesc,
+                   dml.DiagonalMatrixOperatorDesc, dml.DiagonalMatrix1OperatorDesc)
+@st.composite
+def generator_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any generator of the row in force: a type and rank of its OutputTensor, an output of any layout (padded,
+    transposed), the scalars of the type, diagonal offsets and bands around the matrix (and INT32's extremes)."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "OutputTensor")))
+    low, high = row_ranks(row, "OutputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    output = draw(output_desc(data_type, sizes))
+    bound = st.integers(-5, 5) | st.sampled_from([-2**31, 2**31 - 1])
+    if cls is dml.FillValueConstantOperatorDesc:
+        return cls(output, data_type, draw(generator_scalar(data_type, infinite=True)))  # type: ignore[call-arg]
+    if cls is dml.FillValueSequenceOperatorDesc:
+        return cls(output, data_type, draw(generator_scalar(data_type)),  # type: ignore[call-arg]
+                   draw(generator_scalar(data_type)))
+    if cls is dml.DiagonalMatrixOperatorDesc:
+        return cls(output, draw(bound), draw(st.floats(-300, 300, width=32)))  # type: ignore[call-arg]
+    source = draw(st.none() | input_desc(data_type, sizes))
+    return cls(source, output, data_type, draw(generator_scalar(data_type, infinite=True)),  # type: ignore[call-arg]
+               draw(bound), draw(bound))

@@ -47,6 +47,7 @@ from test_reduce_properties import ReduceCase, ReduceLayout, check_reduce_result
 import opendml as dml
 from opendml.ops.activations import ACTIVATION_CLASSES, ActivationOperatorDesc
 from opendml.ops.elementwise import ElementWiseOperatorDesc
+from opendml.ops.generators import GeneratorOperatorDesc
 from opendml.support import describe
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -586,6 +587,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from strategies import check_gemm_convolution
 
         check_gemm_convolution(desc, inputs, outputs[0])
+    elif isinstance(desc, GeneratorOperatorDesc):
+        from test_generators import check_generator
+
+        check_generator(desc, inputs, outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -595,7 +600,8 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.GatherNdOperatorDesc, dml.MeanVarianceNormalizationOperatorDesc, dml.ArgMinOperatorDesc,
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
-    ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc)
+    ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
+    GeneratorOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:

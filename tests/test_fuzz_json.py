@@ -90,6 +90,11 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
         dml.ConvolutionOperatorDesc: lambda: dml.ConvolutionOperatorDesc(
             T(F32, [1, 2, 3]), T(F32, [2, 1, 2]), T(F32, [1, 2, 1]), T(F32, [1, 2, 2]), "CONVOLUTION", "FORWARD", 1,
             [2], [1], [1], [0], [0], 2, linear),
+        dml.FillValueConstantOperatorDesc: lambda: dml.FillValueConstantOperatorDesc(T(F32, [2, 2]), F32, 1.5),
+        dml.FillValueSequenceOperatorDesc: lambda: dml.FillValueSequenceOperatorDesc(T("INT32", [4]), "INT32", -3, 2),
+        dml.DiagonalMatrixOperatorDesc: lambda: dml.DiagonalMatrixOperatorDesc(T(F32, [1, 1, 2, 3]), -1, 2.0),
+        dml.DiagonalMatrix1OperatorDesc: lambda: dml.DiagonalMatrix1OperatorDesc(
+            T(F32, [2, 3]), T(F32, [2, 3]), F32, 0.5, 0, 2),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

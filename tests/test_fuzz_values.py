@@ -434,6 +434,12 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
                         "output_tensor": x4, "mode": "CROSS_CORRELATION", "direction": "FORWARD",
                         "dimension_count": 2, "strides": [1, 1], "dilations": [1, 1], "start_padding": [0, 0],
                         "end_padding": [0, 0], "output_padding": [0, 0], "group_count": 1, "fused_activation": None},
+        "FILL_VALUE_CONSTANT": {"output_tensor": T([2, 3]), "value_data_type": F32, "value": 1.5},
+        "FILL_VALUE_SEQUENCE": {"output_tensor": T([4], "INT32"), "value_data_type": "INT32", "value_start": -3,
+                                "value_delta": 2},
+        "DIAGONAL_MATRIX": {"output_tensor": x4, "offset": -1, "value": 2.0},
+        "DIAGONAL_MATRIX1": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "value_data_type": F32,
+                             "value": 0.5, "diagonal_fill_begin": 0, "diagonal_fill_end": 2},
     }[name]
 
 
@@ -517,6 +523,13 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "gather_nd": (dml.gather_nd, {"x": g.input([2, 2], F32), "indices": g.input([2, 1], "UINT32"),
                                       "input_dimension_count": 2, "indices_dimension_count": 2,
                                       "batch_dimension_count": 0}),
+        "fill_value_constant": (dml.fill_value_constant, {"graph": g, "sizes": [2, 3], "data_type": F32, "value": 1.5}),
+        "fill_value_sequence": (dml.fill_value_sequence, {"graph": g, "sizes": [4], "data_type": "INT32",
+                                                          "value_start": -3, "value_delta": 2}),
+        "diagonal_matrix": (dml.diagonal_matrix, {"graph": g, "sizes": [1, 1, 2, 3], "data_type": F32, "offset": 1,
+                                                  "value": 2.0}),
+        "diagonal_matrix1": (dml.diagonal_matrix1, {"source": x, "value": 0.5, "diagonal_fill_begin": 0,
+                                                    "diagonal_fill_end": 2, "sizes": None, "data_type": None}),
         "gemm": (dml.gemm, {"a": x, "b": g.input([3, 2], F32), "c": None, "trans_a": "NONE", "trans_b": "NONE",
                             "alpha": 1.0, "beta": 1.0, "fused_activation": None}),
         "convolution": (dml.convolution, {

@@ -112,8 +112,12 @@ def retyped(desc: dml.OperatorDesc, data_type: dml.DataType) -> dml.OperatorDesc
     its total recomputed), so that a drawn descriptor of any type becomes one of the type wanted: the operator's
     validation says whether it still holds."""
     source = desc.output_slots()[0][1].data_type
-    return with_tensors(desc, lambda tensor: replace(tensor, data_type=data_type, total_tensor_size_in_bytes=None)
-                        if tensor.data_type == source else tensor)
+    result = with_tensors(desc, lambda tensor: replace(tensor, data_type=data_type, total_tensor_size_in_bytes=None)
+                          if tensor.data_type == source else tensor)
+    if hasattr(result, "value_data_type"):   # a generator's scalar unions follow its output's type (1: any type's)
+        scalars = [name for name in ("value", "value_start", "value_delta") if hasattr(result, name)]
+        result = replace(result, value_data_type=data_type, **dict.fromkeys(scalars, 1))  # type: ignore[type-var]
+    return result
 
 
 def richness(case: tuple[dml.FeatureLevel, dml.OperatorDesc]) -> tuple[int, int]:

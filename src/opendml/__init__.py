@@ -37,6 +37,10 @@ from .graph import (
     arg_min,
     broadcast_to,
     convolution,
+    diagonal_matrix,
+    diagonal_matrix1,
+    fill_value_constant,
+    fill_value_sequence,
     gather_nd,
     gemm,
     join,
@@ -48,6 +52,7 @@ from .graph import (
     transpose,
 )
 from .ops import elementwise as _element_wise
+from .ops import generators as _generators
 from .ops.activation_softmax import ActivationSoftmax1OperatorDesc, ActivationSoftmaxOperatorDesc
 from .ops.activations import (
     ActivationCeluOperatorDesc,
@@ -115,8 +120,9 @@ __all__ = [
     "activation_identity", "activation_leaky_relu", "activation_linear", "activation_parametric_softplus",
     "activation_relu", "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid",
     "activation_softplus", "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max",
-    "arg_min", "calc_buffer_tensor_size", "convolution", "gather_nd", "gemm", "join", "list_adapters",
-    "mean_variance_normalization", "one_hot", "reduce", "split",
+    "arg_min", "calc_buffer_tensor_size", "convolution", "diagonal_matrix", "diagonal_matrix1", "fill_value_constant",
+    "fill_value_sequence", "gather_nd", "gemm", "join", "list_adapters", "mean_variance_normalization", "one_hot",
+    "reduce", "split",
 ]
 
 # The element-wise family's descriptor classes are generated from its rows (ops/elementwise.py): exported by name,
@@ -126,6 +132,10 @@ __all__ += [cls.__name__ for cls in _element_wise.CLASSES.values()]
 __all__ += ["IsInfinityMode", "RoundingMode", "ScaleBias"]
 __all__ += ["ActivationSoftmax1OperatorDesc", "ActivationSoftmaxOperatorDesc", "ConvolutionDirection",
             "ConvolutionMode", "ConvolutionOperatorDesc", "GemmOperatorDesc", "MatrixTransform"]
+
+# The generators (ops/generators.py): rows of the same engine, whose formulas read the output's coordinates.
+globals().update({cls.__name__: cls for cls in _generators.CLASSES.values()})
+__all__ += [cls.__name__ for cls in _generators.CLASSES.values()]
 
 # The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
 globals().update(ELEMENT_WISE_FUNCTIONS)

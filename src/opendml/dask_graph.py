@@ -88,6 +88,7 @@ from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
 from .ops.gemm import GemmOperatorDesc
+from .ops.generators import GeneratorOperatorDesc, block_values
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -1044,10 +1045,31 @@ def _check_aliased(desc: TensorDesc, name: str, block: Any) -> NDArray:
     return array
 
 
+def _lower_generator(desc: GeneratorOperatorDesc, inputs: list[DaskArray | None]) -> DaskArray:
+    """A generator (ops/generators.py) block by block over its output's chunks (its InputTensor's where it has one,
+    else Dask's automatic ones): each block is the formula's NumPy rendering at the block's coordinate offset
+    (generators.block_values), so that index, row and col are those of the whole output."""
+    da = _dask_array()
+    output = desc.output_tensor
+    dtype = output.data_type.numpy_dtype
+    source = inputs[0] if inputs else None
+
+    def block(*blocks: NDArray, block_info: dict[Any, Any] | None = None) -> NDArray:
+        assert block_info is not None
+        origin = [start for start, _ in block_info[None]["array-location"]]
+        return block_values(desc, origin, block_info[None]["chunk-shape"], blocks[0] if source is not None else None)
+
+    base = source if source is not None else da.zeros(output.sizes, dtype=dtype, chunks="auto")
+    return base.map_blocks(block, dtype=dtype, meta=_meta(len(output.sizes), dtype),
+                           name=_key(_token(desc), desc, base))
+
+
 def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | None]) -> list[DaskArray]:
     """The Dask arrays of one node's outputs, from those of its inputs (None for an absent optional one)."""
     da = _dask_array()
 
+    if isinstance(desc, GeneratorOperatorDesc):
+        return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]
     if isinstance(desc, (ReduceOperatorDesc, ArgMinOperatorDesc, ArgMaxOperatorDesc)):
         return [_lower_reduce(desc, context, x)]

@@ -26,7 +26,7 @@ import ast
 import functools
 import math
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -221,6 +221,42 @@ def _settle(node: Node, kind: str, data_type: DataType | None) -> Node:
         return replace(node, kind=kind, data_type=data_type)
     args = tuple(_settle(arg, kind, data_type) if arg.kind == _ANY else arg for arg in node.args)
     return replace(node, args=args, kind=kind, data_type=data_type)
+
+
+#: The coordinate leaves of a generator's formula (ops/generators.py): the output element's row-major linear `index`,
+#: and its `row` and `col`, its coordinates along the output's last two dimensions; INT64 names, typed as such by the
+#: generator (formula_types). Each reads as a strided view of 0, 1, 2, ... (`coordinate_strides`): a renderer binds
+#: it as an INT64 input of those strides over such a sequence, or computes it from the loop's logical index.
+COORDINATES = ("index", "row", "col")
+
+
+def coordinate_strides(name: str, sizes: Sequence[int]) -> tuple[int, ...]:
+    """The element strides through which coordinate `name` of an output of `sizes` reads the sequence 0, 1, 2, ...:
+    row-major strides for `index`; 1 along the last dimension for `col` (the one before it for `row`), 0 elsewhere
+    (a rank-1 output's row is 0)."""
+    rank = len(sizes)
+    if name == "index":
+        strides, step = [0] * rank, 1
+        for dim in reversed(range(rank)):
+            strides[dim], step = step, step * sizes[dim]
+        return tuple(strides)
+    axis = rank - 1 if name == "col" else rank - 2
+    return tuple(1 if dim == axis else 0 for dim in range(rank))
+
+
+def coordinate_values(name: str, sizes: Sequence[int], origin: Sequence[int] | None = None,
+                      whole: Sequence[int] | None = None) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Coordinate `name` (int64) of every element of a block of `sizes` whose first element is at `origin` in an
+    output of sizes `whole` (default: the block is the whole output)."""
+    strides = coordinate_strides(name, whole if whole is not None else sizes)
+    start = origin if origin is not None else (0,) * len(sizes)
+    result = np.zeros(tuple(sizes), np.int64)
+    for dim, (size, stride) in enumerate(zip(sizes, strides, strict=True)):
+        if stride:
+            shape = [1] * len(sizes)
+            shape[dim] = size
+            result = result + (np.arange(size, dtype=np.int64) + start[dim]).reshape(shape) * stride
+    return result
 
 
 def substitute(tree: Node, name: str, value: Node) -> Node:

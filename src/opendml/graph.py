@@ -78,6 +78,12 @@ from .ops.elementwise import (
 from .ops.elementwise import _snake as dml_field_name
 from .ops.gather_nd1 import GatherNd1OperatorDesc
 from .ops.gemm import GemmOperatorDesc
+from .ops.generators import (
+    DiagonalMatrix1OperatorDesc,
+    DiagonalMatrixOperatorDesc,
+    FillValueConstantOperatorDesc,
+    FillValueSequenceOperatorDesc,
+)
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
@@ -105,8 +111,8 @@ __all__ = [
     "activation_leaky_relu", "activation_linear", "activation_parametric_softplus", "activation_relu",
     "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid", "activation_softplus",
     "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max", "arg_min", "broadcast_to",
-    "convolution", "gather_nd", "gemm", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split",
-    "transpose",
+    "convolution", "diagonal_matrix", "diagonal_matrix1", "fill_value_constant", "fill_value_sequence", "gather_nd",
+    "gemm", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split", "transpose",
 ]
 
 NDArray = np.ndarray[Any, Any]
@@ -604,6 +610,88 @@ def one_hot(indices: Expression, values: Expression, output_length: int, axis: i
     output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, dml_axis))
     desc = OneHotOperatorDesc(indices.desc, values.desc, output, dml_axis)
     return graph._add_operator(desc, [indices, values])[0]
+
+
+def _generator_graph(function: str, graph: object) -> Graph:
+    if not isinstance(graph, Graph):
+        raise ValidationError(f"{function}: graph is {describe(graph)}; it must be a dml.Graph (a generator has no "
+                              f"input expression to take it from)")
+    return graph
+
+
+def _generated(function: str, sizes: object, data_type: object) -> TensorDesc:
+    return _packed(to_data_type(function, "data_type", data_type), to_uint_list(function, "sizes", sizes))
+
+
+def fill_value_constant(graph: Graph, sizes: Sequence[int], data_type: DataType | str, value: float) -> Expression:
+    """dml::FillValueConstant -> DML_OPERATOR_FILL_VALUE_CONSTANT: a tensor of `sizes` and `data_type` whose every
+    element is `value` (a DML_SCALAR_UNION of the type: exact).
+
+    >>> g = Graph(Device()); fill_value_constant(g, [2, 3], "INT32", 7).sizes
+    (2, 3)
+    """
+    function = "dml.fill_value_constant"
+    output = _generated(function, sizes, data_type)
+    desc = FillValueConstantOperatorDesc(output, output.data_type, value)
+    return _generator_graph(function, graph)._add_operator(desc, [])[0]
+
+
+def fill_value_sequence(graph: Graph, sizes: Sequence[int], data_type: DataType | str, value_start: float,
+                        value_delta: float) -> Expression:
+    """dml::FillValueSequence -> DML_OPERATOR_FILL_VALUE_SEQUENCE: element i (row-major) = value_start + value_delta
+    * i, in `data_type` (ONNX's Range).
+
+    >>> g = Graph(Device()); fill_value_sequence(g, [5], "FLOAT32", 0, 0.5).dtype
+    <DataType.FLOAT32: 1>
+    """
+    function = "dml.fill_value_sequence"
+    output = _generated(function, sizes, data_type)
+    desc = FillValueSequenceOperatorDesc(output, output.data_type, value_start, value_delta)
+    return _generator_graph(function, graph)._add_operator(desc, [])[0]
+
+
+def diagonal_matrix(graph: Graph, sizes: Sequence[int], data_type: DataType | str = DataType.FLOAT32,
+                    offset: int = 0, value: float = 1.0) -> Expression:
+    """DML_OPERATOR_DIAGONAL_MATRIX (ONNX's EyeLike): `value` where column - row == offset, else 0, in every matrix
+    of the last two dimensions (DML takes 4 dimensions).
+
+    >>> g = Graph(Device()); diagonal_matrix(g, [1, 1, 3, 3]).sizes
+    (1, 1, 3, 3)
+    """
+    function = "dml.diagonal_matrix"
+    output = _generated(function, sizes, data_type)
+    desc = DiagonalMatrixOperatorDesc(output, offset, value)
+    return _generator_graph(function, graph)._add_operator(desc, [])[0]
+
+
+def diagonal_matrix1(source: Expression | Graph, value: float, diagonal_fill_begin: int, diagonal_fill_end: int, *,
+                     sizes: Sequence[int] | None = None, data_type: DataType | str | None = None) -> Expression:
+    """DML_OPERATOR_DIAGONAL_MATRIX1 (ONNX's Trilu, WebNN's triangular): `value` where diagonal_fill_begin <=
+    column - row < diagonal_fill_end (the band inverted where begin > end), else the source's element. `source` is
+    the InputTensor (the output takes its sizes and type), or a Graph for none (0 outside the band; then `sizes` and
+    `data_type` are required).
+
+    >>> g = Graph(Device()); x = g.input([4, 5], "FLOAT32")
+    >>> diagonal_matrix1(x, 0, -2**31, 0).sizes                 # the upper triangle of x, the rest 0
+    (4, 5)
+    """
+    function = "dml.diagonal_matrix1"
+    if isinstance(source, Graph):
+        if sizes is None or data_type is None:
+            raise ValidationError(f"{function}: sizes is {describe(sizes)} and data_type is {describe(data_type)}; "
+                                  f"without an input expression both are required")
+        output = _generated(function, sizes, data_type)
+        desc = DiagonalMatrix1OperatorDesc(None, output, output.data_type, value, diagonal_fill_begin,
+                                           diagonal_fill_end)
+        return source._add_operator(desc, [None])[0]
+    graph = _graph_of(function, source=source)
+    if sizes is not None or data_type is not None:
+        raise ValidationError(f"{function}: sizes and data_type are the source's; leave them None with an input "
+                              f"expression")
+    output = _packed(source.dtype, source.sizes)
+    desc = DiagonalMatrix1OperatorDesc(source.desc, output, source.dtype, value,
+                                       diagonal_fill_begin, diagonal_fill_end)
+    return graph._add_operator(desc, [source])[0]
 
 
 def mean_variance_normalization(x: Expression, scale: Expression | None = None, bias: Expression | None = None, *,

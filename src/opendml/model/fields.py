@@ -81,6 +81,8 @@ def fields_of(desc_type: Any) -> tuple[Field, ...]:
             continue
         name = dml_name(item.name)
         kind, optional, enum_type = _kind(hints[item.name], desc_type)
+        if kind is Kind.UINT and item.metadata.get("kind") == "INT":   # a signed DML INT (DIAGONAL_MATRIX's Offset)
+            kind = Kind.INT
         count = COUNT_FIELDS.get(name, name[:-1] + "Count") if kind in (Kind.TENSOR_ARRAY, Kind.UINT_ARRAY) else None
         type_field = None
         if kind is Kind.SCALAR:

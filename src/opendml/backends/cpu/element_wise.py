@@ -38,7 +38,7 @@ import numpy as np
 from numba.core import imputils
 from numba.extending import overload
 
-from ...formula import B, F, I, Node, compute_float, parse
+from ...formula import COORDINATES, B, F, I, Node, compute_float, coordinate_strides, parse
 from ...ops.activations import ACTIVATION_CLASSES, activation_tree, activation_values
 from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
@@ -340,6 +340,11 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
     output = view_types["OutputTensor"]
     fields = [name for name, _ in desc.INFO.inputs if name in tensors]
     variables = {variable: name for name, variable in desc.INFO.inputs if name in tensors}
+    # a generator's coordinate leaves: INT64 inputs of their own, read through formula.coordinate_strides
+    coordinates = sorted({node.name for node in tree.walk() if node.op == "name" and node.name in COORDINATES})
+    fields += coordinates
+    variables.update({name: name for name in coordinates})
+    view_types.update(dict.fromkeys(coordinates, DataType.INT64))
     narrow = _narrow_type(tree, output)
     renderer = _Renderer(variables, output, narrow)
     expression = renderer.render(tree)
@@ -494,7 +499,8 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     tensors = operator.present_tensors()
     order = ["OutputTensor", *fields]
     target = tensors["OutputTensor"]
-    sizes, strides = merge_dimensions(target.sizes, *[tensors[name].element_strides for name in order])
+    sizes, strides = merge_dimensions(target.sizes, *[coordinate_strides(name, target.sizes) if name in COORDINATES
+                                                      else tensors[name].element_strides for name in order])
     dims = [(size, [s[d] for s in strides]) for d, size in enumerate(sizes)]
     run = dims.pop(min(range(len(dims)), key=lambda d: (dims[d][1][0], d)))
     loop = dims.pop(max(range(len(dims)), key=lambda d: dims[d][0])) if dims else (1, [0] * len(order))
@@ -521,15 +527,20 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
         values.update({_SCALE: scale_bias.scale, _BIAS: scale_bias.bias})
         tree_types.update({_SCALE: float_type, _BIAS: float_type})
     arguments = [tree_types[name](values[name]) for name in parameter_names]
-    views = [np.dtype(operator.view_type(name).numpy_dtype) for name in order]
+    views = [np.dtype(np.int64 if name in COORDINATES else operator.view_type(name).numpy_dtype) for name in order]
     views = [np.dtype(np.uint16) if view == np.float16 else view for view in views]
     slots = [name for name, _ in operator.INFO.inputs]
-    positions = [slots.index(name) for name in fields]
+    positions = [slots.index(name) for name in fields if name not in COORDINATES]
+    # the sequence 0, 1, 2, ... each coordinate reads through its strides (as long as its last offset needs)
+    sequences = [np.arange(1 + sum((size - 1) * stride for size, stride in
+                                   zip(target.sizes, coordinate_strides(name, target.sizes), strict=True)),
+                           dtype=np.int64) for name in fields if name in COORDINATES]
     run_blocks, parallel_blocks = module.run_blocks, module.parallel
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         flats = [outputs[0].view(views[0])]
         flats += [inputs[position].view(views[j + 1]) for j, position in enumerate(positions)]  # type: ignore[union-attr]
+        flats += sequences
         if parallel:
             with PARALLEL_LAUNCH:
                 parallel_blocks(*flats, meta, tab, *arguments)

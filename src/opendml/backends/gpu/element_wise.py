@@ -33,10 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UnsupportedError
-from ...formula import B, F, I, Node, parse
+from ...formula import COORDINATES, B, F, I, Node, coordinate_strides, parse
 from ...ops.activations import ActivationOperatorDesc, activation_tree, activation_values
 from ...ops.base import OperatorDesc
 from ...ops.elementwise import ElementWiseOperatorDesc
+from ...ops.generators import GeneratorOperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import activation_constants
 from ..plans import merge_dimensions
@@ -58,7 +59,7 @@ _ACTIVATION_PRIMITIVES = {"sigmoid", "softplus", "gelu"}
 _COMPARE = ("==", "!=", "<", "<=", ">", ">=")
 
 #: A descriptor the engine renders: an element-wise operator, or a standalone activation (the same interface).
-EngineDesc = ElementWiseOperatorDesc | ActivationOperatorDesc
+EngineDesc = ElementWiseOperatorDesc | ActivationOperatorDesc | GeneratorOperatorDesc
 
 
 @cache
@@ -111,7 +112,7 @@ class _Renderer:
         known = self.names.get(node)
         if known is not None:
             return known
-        if node.kind == F and node.data_type == D.FLOAT64 and node.op not in ("name", "select"):
+        if node.kind == F and node.data_type == D.FLOAT64 and node.op not in ("name", "select", "const"):
             raise self.fail(f"FLOAT64 {node.op!r} needs float64 arithmetic, which the gpu backend does not have "
                             f"(WGSL has no f64): on the gpu, FLOAT64 tensors are only moved (IDENTITY without "
                             f"ScaleBias, IF) or worked on as raw bits (BIT_*)")
@@ -124,6 +125,9 @@ class _Renderer:
         return name
 
     def literal(self, node: Node, value: float | int) -> str:
+        if node.kind == F and node.data_type == D.FLOAT64:   # moved only: its raw (low, high) words
+            bits = int(np.array([value], np.float64).view(np.uint64)[0])
+            return f"vec2<u32>({bits & 0xFFFFFFFF:#x}u, {bits >> 32:#x}u)"
         if node.kind == F:
             return f"bitcast<f32>({f32_bits(float(value)):#010x}u)"
         bits = int(value) & MASK64
@@ -131,6 +135,10 @@ class _Renderer:
 
     def parameter(self, node: Node) -> str:
         value = self.values[node.name]
+        if node.kind == F and node.data_type == D.FLOAT64:   # moved only: its raw (low, high) words
+            bits = int(np.array([value], np.float64).view(np.uint64)[0])
+            at = self.params.add(bits & 0xFFFFFFFF, bits >> 32)
+            return f"vec2<u32>(P[{at}u], P[{at + 1}u])"
         if node.kind == F:
             return f"bitcast<f32>(P[{self.params.add_f32(float(value))}u])"
         bits = int(value) & MASK64
@@ -311,6 +319,10 @@ class ElementWiseKernel(GpuKernel):
             loads_text += f"    let in_{variable}: {'f32' if kind == F and view != D.FLOAT64 else 'vec2<u32>'} = " \
                           f"{value};\n"
             values[variable] = f"in_{variable}"
+        for name in sorted({node.name for node in tree.walk() if node.op == "name" and node.name in COORDINATES}):
+            # a generator's coordinate leaf: the offset of logical element o through formula.coordinate_strides
+            coordinate_sizes, (coordinate,) = merge_dimensions(output.sizes, coordinate_strides(name, output.sizes))
+            values[name] = f"vec2<u32>(offset_of({params.add_tensor(coordinate_sizes, coordinate)}u, o), 0u)"
         renderer = _Renderer(desc.label, desc.formula_parameters(), params, values)
         result = renderer.render(tree)
         output_view = desc.view_type("OutputTensor")
@@ -348,5 +360,5 @@ def activation_function(activation: OperatorDesc | None, params: Params) -> str:
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> ElementWiseKernel:
     """FLOAT32 computation for FLOAT16 tensors whatever the flags say."""
-    assert isinstance(desc, (ElementWiseOperatorDesc, ActivationOperatorDesc)), desc
+    assert isinstance(desc, (ElementWiseOperatorDesc, ActivationOperatorDesc, GeneratorOperatorDesc)), desc
     return ElementWiseKernel(context, desc)

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ....formula import F, I, compute_float, load, numpy_function
+from ....formula import COORDINATES, F, I, compute_float, coordinate_values, load, numpy_function
 from ....ops.base import OperatorDesc
 from ....ops.elementwise import ElementWiseOperatorDesc
 from ....types import ExecutionFlags
@@ -26,8 +26,13 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     tensors = operator.present_tensors()
     view_types = {name: operator.view_type(name) for name in tensors}
     output_type = view_types["OutputTensor"]
-    formula = numpy_function(operator.formula_tree(), output_type)
+    tree = operator.formula_tree()
+    formula = numpy_function(tree, output_type)
     parameters: dict[str, Any] = operator.formula_parameters()
+    # a generator's coordinate leaves (formula.COORDINATES): the output element's index, row and col
+    output_sizes = tensors["OutputTensor"].sizes
+    parameters.update({node.name: coordinate_values(node.name, output_sizes) for node in tree.walk()
+                       if node.op == "name" and node.name in COORDINATES})
     float_type = compute_float(view_types)
     views = {name: viewer(tensor) for name, tensor in tensors.items()}
     scale_bias, scaled = operator.scale_bias_value(), operator.scaled_inputs()
