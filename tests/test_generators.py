@@ -248,7 +248,8 @@ def test_each_operator_is_refused_below_its_level() -> None:
 
 
 @pytest.mark.parametrize(("cls", "data_type", "level", "later"), [
-    (FVC, DT.FLOAT64, FL.LEVEL_4_0, "4_1"), (FVS, DT.INT64, FL.LEVEL_4_1, "5_0"), (DM, DT.INT32, FL.LEVEL_2_0, "2_1")])
+    (FVC, DT.FLOAT64, FL.LEVEL_4_0, "4_1"), (FVS, DT.INT64, FL.LEVEL_4_1, "5_0"), (DM, DT.INT32, FL.LEVEL_2_0, "2_1"),
+    (DM, DT.UINT64, FL.LEVEL_5_0, "5_1")])
 def test_a_type_of_a_later_row_is_unsupported_before_it(cls: type[GeneratorOperatorDesc], data_type: DT,
                                                         level: dml.FeatureLevel, later: str) -> None:
     desc, _ = _example(cls, data_type, [1, 1, 2, 3])
@@ -257,8 +258,10 @@ def test_a_type_of_a_later_row_is_unsupported_before_it(cls: type[GeneratorOpera
 
 
 def test_ranks_outside_the_rows_are_refused() -> None:
-    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_DIAGONAL_MATRIX: OutputTensor.*DimensionCount.*2"):
-        device().create_operator(DM(T(F32, [2, 3]), 0, 1.0))
+    with pytest.raises(dml.UnsupportedError, match=r"DML_OPERATOR_DIAGONAL_MATRIX: OutputTensor.*2.*4_0"):
+        dml.Device(feature_level="3_1").create_operator(DM(T(F32, [2, 3]), 0, 1.0))
+    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_DIAGONAL_MATRIX: OutputTensor.*DimensionCount.*5"):
+        device().create_operator(DM(T(F32, [1, 1, 1, 2, 3]), 0, 1.0))
     with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_DIAGONAL_MATRIX1: .*DimensionCount.*5"):
         device().create_operator(DM1(None, T(F32, [1, 1, 1, 2, 3]), F32, 1, 0, 1))
     with pytest.raises(dml.UnsupportedError, match=r"DML_OPERATOR_FILL_VALUE_CONSTANT: OutputTensor.*4_0"):

@@ -58,7 +58,9 @@ SUPPORT: dict[OperatorType, SupportTable] = {
                             row(L.LEVEL_4_0, (1, 8), OutputTensor=_NUMERIC_32),
                             row(L.LEVEL_5_0, (1, 8), OutputTensor=_NUMERIC_64)),
     T.DIAGONAL_MATRIX: (row(L.LEVEL_2_0, 4, OutputTensor=(F32, F16)),
-                        row(L.LEVEL_2_1, 4, OutputTensor=_NUMERIC_32)),
+                        row(L.LEVEL_2_1, 4, OutputTensor=_NUMERIC_32),
+                        row(L.LEVEL_4_0, (2, 4), OutputTensor=_NUMERIC_32),
+                        row(L.LEVEL_5_1, (2, 4), OutputTensor=_ALL)),
     T.DIAGONAL_MATRIX1: (row(L.LEVEL_5_1, (2, 4), InputTensor=_ALL, OutputTensor=_ALL),),
 }
 
