@@ -54,7 +54,7 @@ EVERY_BACKEND = {
     "test_concurrency", "test_gpu", "test_reduce_shapes", "test_join", "test_arg_min_max", "test_gather_nd",
     "test_mean_variance_normalization", "test_activation_standalone", "test_fuzz_descriptors", "test_bindings",
     "test_activation_accuracy", "test_outputs", "test_element_wise", "test_graph_element_wise", "test_gemm",
-    "test_convolution", "test_graph_gemm_convolution", "test_generators",
+    "test_convolution", "test_graph_gemm_convolution", "test_generators", "test_slice_cast",
 }
 
 #: Of those, the modules whose operators also have the cpu backend's small-tensor kernels (backends/cpu/small), all

@@ -1301,3 +1301,54 @@ def sequence_slack(desc: object) -> np.ndarray:
     compute = 2.0**-24 * (abs(start) + 2 * np.abs(delta * index))
     dtype = np.dtype(out.data_type.numpy_dtype)
     return compute + np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
+
+
+# -- CAST (issue 28, the copy slice) -----------------------------------------------------------------------------------
+
+def _nearest_float(value: object, dtype: np.dtype) -> float:
+    """`value` rounded once to the float type `dtype` (nearest, ties to the even significand; past the largest
+    finite value by half an ulp or more: infinity), by exact rational comparison with its neighbours."""
+    from fractions import Fraction
+
+    info = np.finfo(dtype)
+    largest = Fraction(float(info.max))
+    below = np.nextafter(dtype.type(info.max), dtype.type(0))
+    top = largest + (largest - Fraction(float(below))) / 2   # the ulp at the largest value is the one below it
+    if abs(value) >= top:
+        return math.copysign(math.inf, value)
+    guess = dtype.type(float(value))   # within an ulp or two of the answer
+    with np.errstate(over="ignore"):
+        candidates = {guess, np.nextafter(guess, dtype.type(math.inf)), np.nextafter(guess, dtype.type(-math.inf))}
+    finite = [c for c in candidates if math.isfinite(float(c))]
+
+    def key(c: object) -> tuple[object, int]:
+        return abs(Fraction(float(c)) - value), int(np.array(c, dtype).view(f"u{dtype.itemsize}")) & 1
+
+    return float(min(finite, key=key))
+
+
+def reference_cast(x: np.ndarray, target: np.dtype) -> np.ndarray:
+    """CAST element by element in Python (independent of opendml's formulas): to a float, the exact value rounded once
+    (`_nearest_float`; NaN stays NaN, infinities stay); float -> integer truncated toward zero and clamped to the
+    type (NaN 0); integer -> integer wrapped to the type's width."""
+    from fractions import Fraction
+
+    target = np.dtype(target)
+    result = np.zeros(x.shape, target)
+    for index in np.ndindex(*x.shape):
+        value = x[index].item()
+        if target.kind == "f":
+            if isinstance(value, float) and (not math.isfinite(value) or value == 0):
+                result[index] = value   # NaN, infinities and signed zeros as they are
+            else:
+                result[index] = _nearest_float(Fraction(value), target)
+            continue
+        info = np.iinfo(target)
+        if isinstance(value, float):
+            result[index] = 0 if math.isnan(value) else int(info.max) if value >= int(info.max) + 1 else \
+                int(info.min) if value <= int(info.min) - 1 else math.trunc(value)
+            continue
+        bits = target.itemsize * 8
+        value %= 2**bits
+        result[index] = value - 2**bits if target.kind == "i" and value >= 2 ** (bits - 1) else value
+    return result

@@ -770,3 +770,18 @@ def generator_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Fea
     source = draw(st.none() | input_desc(data_type, sizes))
     return cls(source, output, data_type, draw(generator_scalar(data_type, infinite=True)),  # type: ignore[call-arg]
                draw(bound), draw(bound))
+
+
+# -- CAST (issue 28, the copy slice; ops/copy.py) ----------------------------------------------------------------------
+
+@draws_descriptors(dml.CastOperatorDesc)
+@st.composite
+def cast_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any CAST of the row in force: a pair of its types, a rank, an input of any layout (zero strides included) and
+    an output of any layout."""
+    row = table_row(cls, level)
+    source = draw(st.sampled_from(row_types(row, "InputTensor")))
+    target = draw(st.sampled_from(row_types(row, "OutputTensor")))
+    low, high = row_ranks(row, "OutputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    return cls(draw(input_desc(source, sizes)), draw(output_desc(target, sizes)))  # type: ignore[call-arg]

@@ -587,6 +587,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from strategies import check_gemm_convolution
 
         check_gemm_convolution(desc, inputs, outputs[0])
+    elif isinstance(desc, dml.CastOperatorDesc):
+        from test_slice_cast import check
+
+        check(desc, inputs[0], outputs[0])
     elif isinstance(desc, GeneratorOperatorDesc):
         from test_generators import check_generator
 

@@ -95,6 +95,7 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
         dml.DiagonalMatrixOperatorDesc: lambda: dml.DiagonalMatrixOperatorDesc(T(F32, [1, 1, 2, 3]), -1, 2.0),
         dml.DiagonalMatrix1OperatorDesc: lambda: dml.DiagonalMatrix1OperatorDesc(
             T(F32, [2, 3]), T(F32, [2, 3]), F32, 0.5, 0, 2),
+        dml.CastOperatorDesc: lambda: dml.CastOperatorDesc(T(F32, [1, 1, 2, 3]), T("INT8", [1, 1, 2, 3])),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

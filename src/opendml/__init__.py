@@ -51,6 +51,8 @@ from .graph import (
     split,
     transpose,
 )
+from .graph_copy import cast
+from .ops import copy as _copy
 from .ops import elementwise as _element_wise
 from .ops import generators as _generators
 from .ops.activation_softmax import ActivationSoftmax1OperatorDesc, ActivationSoftmaxOperatorDesc
@@ -136,6 +138,10 @@ __all__ += ["ActivationSoftmax1OperatorDesc", "ActivationSoftmaxOperatorDesc", "
 # The generators (ops/generators.py): rows of the same engine, whose formulas read the output's coordinates.
 globals().update({cls.__name__: cls for cls in _generators.CLASSES.values()})
 __all__ += [cls.__name__ for cls in _generators.CLASSES.values()]
+
+# CAST (ops/copy.py): a row of the same engine whose output type differs from its input's.
+globals().update({cls.__name__: cls for cls in _copy.CLASSES.values()})
+__all__ += [cls.__name__ for cls in _copy.CLASSES.values()] + ["cast"]
 
 # The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
 globals().update(ELEMENT_WISE_FUNCTIONS)

@@ -84,6 +84,7 @@ from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
 from .ops.convolution import ConvolutionOperatorDesc
+from .ops.copy import CastOperatorDesc
 from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
@@ -204,6 +205,8 @@ def _for_chunk(desc: OperatorDesc, shapes: Sequence[tuple[int, ...] | None]) -> 
         return replace(desc, input_tensor=x, output_tensor=output)
     if isinstance(desc, ActivationOperatorDesc):
         return replace(desc, input_tensor=x, output_tensor=_packed(x.data_type, x.sizes))
+    if isinstance(desc, CastOperatorDesc):
+        return replace(desc, input_tensor=x, output_tensor=_packed(desc.output_tensor.data_type, x.sizes))
     if isinstance(desc, (MeanVarianceNormalization1OperatorDesc, MeanVarianceNormalizationOperatorDesc)):
         return replace(desc, input_tensor=x, scale_tensor=tensors[1], bias_tensor=tensors[2],
                        output_tensor=_packed(x.data_type, x.sizes))
@@ -1068,6 +1071,12 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
     """The Dask arrays of one node's outputs, from those of its inputs (None for an absent optional one)."""
     da = _dask_array()
 
+    if isinstance(desc, CastOperatorDesc):   # blockwise: each chunk cast by the node's own kernel
+        source: DaskArray = inputs[0]
+        dtype = desc.output_tensor.data_type.numpy_dtype
+        task = functools.partial(_node_chunk, desc, context, (True,))
+        return [source.map_blocks(task, dtype=dtype, meta=_meta(source.ndim, dtype),
+                                  name=_key(_token(desc), task, source))]
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]

@@ -286,6 +286,7 @@ class OperatorType(enum.IntEnum):
     CONVOLUTION = 53
     GEMM = 54
     REDUCE = 55
+    CAST = 61
     SPLIT = 62
     JOIN = 63
     GATHER = 67

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -114,6 +115,16 @@ def _store_element_impl(y: Any, i: Any, v: Any, tag: Any) -> Any:
         y[np.uint64(i)] = v
 
     return store
+
+
+@numba.njit(inline="always", error_model="numpy")
+def f32_round_to_odd(v: Any) -> Any:
+    """A float64 narrowed to float32 rounding to odd (inexact: the odd one of the two neighbours), so that float_to_half
+    of it rounds the float64 once to FLOAT16 (CAST FLOAT64 -> FLOAT16; float32 carries 13 more bits than FLOAT16)."""
+    f = np.float32(v)
+    if np.float64(f) != v and f == f and abs(f) != np.inf and int(math.frexp(f)[0] * 16777216.0) % 2 == 0:
+        f = np.nextafter(f, np.float32(np.inf) if np.float64(f) < v else np.float32(-np.inf))
+    return f
 
 
 def _numpy_name(data_type: DataType) -> str:
@@ -223,9 +234,11 @@ def _load(view: DataType, node_kind: str, float_type: DataType) -> str:
     return "np.uint64({})" if view == DataType.UINT64 else "np.int64({})"
 
 
-def _store(result_kind: str, output: DataType) -> str:
+def _store(result_kind: str, output: DataType, result_type: DataType | None = None) -> str:
     """The expression that turns the formula's result `r` into the output's raw element."""
     value = "(1 if r else 0)" if result_kind == B else "r"
+    if output == DataType.FLOAT16 and result_kind == F and result_type == DataType.FLOAT64:
+        return f"float_to_half(f32_round_to_odd({value}))"   # rounded once (CAST FLOAT64 -> FLOAT16)
     if output == DataType.FLOAT16:
         return f"float_to_half(np.float32({value}))"
     return f"{_numpy_name(output)}({value})"
@@ -237,7 +250,7 @@ import numba
 import numpy as np
 
 from opendml.backends.cpu import math as m
-from opendml.backends.cpu.element_wise import writable
+from opendml.backends.cpu.element_wise import f32_round_to_odd, writable
 from opendml.backends.cpu.float16 import float_to_half, half_to_float
 from opendml.backends.cpu.memory_kernels import fence, prefer_wide_vectors, stream_copy
 
@@ -372,7 +385,8 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
         summary=summary, stamp=_STAMP,
         constants="\n".join(f"_K{n} = {line}" for n, line in enumerate(renderer.constants)),
         compute_parameters=", ".join(["n", "o", *blocks, *parameters]),
-        loads="\n".join(loads) or "        pass", expression=expression, store=_store(tree.kind, output),
+        loads="\n".join(loads) or "        pass", expression=expression,
+        store=_store(tree.kind, output, tree.data_type),
         run_parameters=", ".join(["first", "last", *kernel_parameters]),
         allocate="\n".join([f"    x{j} = writable(i{j})" for j in range(count)] +
                            [f"    g{j} = np.empty(rows * block, x{j}.dtype)" for j in range(count)]),
