@@ -200,6 +200,18 @@ def test_a_nan_reaches_the_outputs_that_read_it() -> None:
     assert np.isnan(out.reshape(-1)[:2]).all() and out.reshape(-1)[2] == 7
 
 
+def test_padding_is_zeros_that_take_part_in_the_products() -> None:
+    # README's ruling: padding adds zero inputs, so an infinite filter tap over padding gives 0 x inf = NaN.
+    # A 3x3 image of ones, padded by 1, with [[inf, 1], [1, 1]]: the outputs of the first row and column have the
+    # inf tap over padding (NaN), every other output has it over a one (inf).
+    desc = CONV(T(F32, [1, 1, 3, 3]), T(F32, [1, 1, 2, 2]), None, T(F32, [1, 1, 4, 4]),
+                start_padding=(1, 1), end_padding=(1, 1))
+    (out,) = compile_conv(desc)(np.ones((1, 1, 3, 3), np.float32), f32([np.inf, 1, 1, 1], (1, 1, 2, 2)))
+    grid = out.reshape(4, 4)
+    assert np.isnan(grid[0]).all() and np.isnan(grid[:, 0]).all()
+    assert (grid[1:, 1:] == np.inf).all()
+
+
 def test_a_failed_call_writes_nothing() -> None:
     desc = CONV(T(F32, [1, 1, 3, 3]), T(F32, [1, 1, 2, 2]), T(F32, [1, 1, 1, 1]), T(F32, [1, 1, 2, 2]))
     compiled = compile_conv(desc)
