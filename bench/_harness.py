@@ -107,15 +107,16 @@ def torch_threads(threads: int) -> Callable[[], None]:
 
 
 def ort_runner(graph: Any, opset: int, ir_version: int, inputs: dict[str, Array], outputs: dict[str, Array],
-               outs: list[Array] | None = None) -> Runner:
-    """ONNX Runtime on `graph` (checked): one intra-op thread, no spinning, an io_binding of each named input and
-    output to an OrtValue over the caller's array. `outs` (default: the output arrays) are what the checks read."""
+               outs: list[Array] | None = None, threads: int = 1) -> Runner:
+    """ONNX Runtime on `graph` (checked): `threads` intra-op threads (default one), no spinning, an io_binding of
+    each named input and output to an OrtValue over the caller's array. `outs` (default: the output arrays) are what
+    the checks read."""
     helper = onnx.helper
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version
     onnx.checker.check_model(model)
     options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

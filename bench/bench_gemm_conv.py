@@ -434,30 +434,7 @@ def ort_runner(spec: Spec, threads: int) -> Runner:
     graph = helper.make_graph(nodes, "bench", [info(name, array) for name, array in inputs.items()],
                               [info("Y", out)],
                               [onnx.numpy_helper.from_array(array, name) for name, array in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = IR_VERSION
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    binding = session.io_binding()
-    keep = []   # the OrtValues wrap the arrays' memory: the closure keeps them alive
-    for name, array in inputs.items():
-        value = ort.OrtValue.ortvalue_from_numpy(array)
-        binding.bind_ortvalue_input(name, value)
-        keep.append(value)
-    value = ort.OrtValue.ortvalue_from_numpy(out)
-    binding.bind_ortvalue_output("Y", value)
-    keep.append(value)
-
-    def run(_keep: list[Any] = keep) -> None:
-        session.run_with_iobinding(binding)
-
-    return Runner(ORT, run, [out])
+    return h.ort_runner(graph, OPSET, IR_VERSION, inputs, {"Y": out}, threads=threads)
 
 
 # -- one workload -----------------------------------------------------------------------------------------------
