@@ -1352,3 +1352,21 @@ def reference_cast(x: np.ndarray, target: np.dtype) -> np.ndarray:
         value %= 2**bits
         result[index] = value - 2**bits if target.kind == "i" and value >= 2 ** (bits - 1) else value
     return result
+
+
+def reference_slice(x: np.ndarray, desc: object) -> np.ndarray:
+    """SLICE and SLICE1 as their pages' pseudocode, element by element: OutputTensor[c] = InputTensor[start + strides *
+    c], start = the offsets (SLICE1: plus InputWindowSizes - 1 along a negative stride); an index outside x raises."""
+    if desc.OPERATOR_TYPE.name == "SLICE":
+        offsets, strides = list(desc.offsets), list(desc.strides)
+    else:
+        offsets = [offset + (size - 1 if stride < 0 else 0) for offset, size, stride in
+                   zip(desc.input_window_offsets, desc.input_window_sizes, desc.input_window_strides, strict=True)]
+        strides = list(desc.input_window_strides)
+    sizes = tuple(desc.output_tensor.sizes)
+    result = np.zeros(sizes, x.dtype)
+    for coordinate in np.ndindex(*sizes):
+        source = tuple(offset + stride * c for offset, stride, c in zip(offsets, strides, coordinate, strict=True))
+        assert all(0 <= s < n for s, n in zip(source, x.shape, strict=True)), (source, x.shape)
+        result[coordinate] = x[source]
+    return result

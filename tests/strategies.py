@@ -785,3 +785,27 @@ def cast_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureL
     low, high = row_ranks(row, "OutputTensor")
     sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
     return cls(draw(input_desc(source, sizes)), draw(output_desc(target, sizes)))  # type: ignore[call-arg]
+
+
+@draws_descriptors(dml.SliceOperatorDesc, dml.Slice1OperatorDesc)
+@st.composite
+def slice_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any SLICE or SLICE1 of the row in force: an input of any layout, a window inside it along every dimension
+    (SLICE1: negative strides too), an output of any layout of the sizes the window gives."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    offsets, windows, strides = [], [], []
+    for size in sizes:
+        offset = draw(st.integers(0, size - 1))
+        window = draw(st.integers(1, size - offset))
+        offsets.append(offset)
+        windows.append(window)
+        strides.append(draw(st.integers(1, 3)) * (draw(st.sampled_from([1, -1])) if cls is dml.Slice1OperatorDesc
+                                                  else 1))
+    out = [1 + (window - 1) // abs(stride) for window, stride in zip(windows, strides, strict=True)]
+    if cls is dml.SliceOperatorDesc:
+        windows = out
+    source = draw(input_desc(data_type, sizes))
+    return cls(source, draw(output_desc(data_type, out)), len(sizes), offsets, windows, strides)  # type: ignore

@@ -55,6 +55,9 @@ EXPECTED = {
     # GATHER_ND1 page: Example 1 (1-D remap) -> [[2,3],[0,1]]; Example 2 (batched) -> [[0,3],[7,4],[9,10]].
     "gather_nd1_rows.json": ["Resource 'output': 2, 3, 0, 1"],
     "gather_nd1_batched.json": ["Resource 'output': 0, 3, 7, 4, 9, 10"],
+    # DxDispatch's dml_slice.json (unchanged): input {1,1,5,5} = 1..25 (row r, column c: 5r + c + 1), Offsets
+    # {0,0,1,1}, Sizes {1,1,3,2}, Strides {1,1,1,2}: rows 1-3, columns 1 and 3 -> 7, 9, 12, 14, 17, 19.
+    "dml_slice.json": ["Resource 'output': 7, 9, 12, 14, 17, 19"],
 }
 
 

@@ -591,6 +591,11 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from test_slice_cast import check
 
         check(desc, inputs[0], outputs[0])
+    elif isinstance(desc, (dml.SliceOperatorDesc, dml.Slice1OperatorDesc)):
+        from reference import reference_slice
+
+        assert inputs[0] is not None
+        assert np.array_equal(_bits_of(outputs[0]), _bits_of(reference_slice(inputs[0], desc))), desc
     elif isinstance(desc, GeneratorOperatorDesc):
         from test_generators import check_generator
 
@@ -787,3 +792,7 @@ def test_fuzz_graph_builders(builder: str, sizes: list[int], dtype: dml.DataType
     outputs = result if isinstance(result, list) else [result]
     compiled = graph.compile(outputs)
     assert compiled is not None
+
+
+def _bits_of(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")

@@ -96,6 +96,10 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
         dml.DiagonalMatrix1OperatorDesc: lambda: dml.DiagonalMatrix1OperatorDesc(
             T(F32, [2, 3]), T(F32, [2, 3]), F32, 0.5, 0, 2),
         dml.CastOperatorDesc: lambda: dml.CastOperatorDesc(T(F32, [1, 1, 2, 3]), T("INT8", [1, 1, 2, 3])),
+        dml.SliceOperatorDesc: lambda: dml.SliceOperatorDesc(T(F32, [1, 1, 4, 4]), T(F32, [1, 1, 2, 2]), 4,
+                                                             [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3]),
+        dml.Slice1OperatorDesc: lambda: dml.Slice1OperatorDesc(T(F32, [1, 1, 4, 4]), T(F32, [1, 1, 2, 2]), 4,
+                                                               [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

@@ -441,6 +441,11 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
         "DIAGONAL_MATRIX1": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "value_data_type": F32,
                              "value": 0.5, "diagonal_fill_begin": 0, "diagonal_fill_end": 2},
         "CAST": {"input_tensor": x4, "output_tensor": T([1, 1, 2, 2], "INT8")},
+        "SLICE": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4, "offsets": [0, 0, 1, 0],
+                  "sizes": [1, 1, 1, 2], "strides": [1, 1, 1, 1]},
+        "SLICE1": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4,
+                   "input_window_offsets": [0, 0, 1, 0], "input_window_sizes": [1, 1, 1, 2],
+                   "input_window_strides": [1, 1, 1, -1]},
     }[name]
 
 
@@ -532,6 +537,7 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "diagonal_matrix1": (dml.diagonal_matrix1, {"source": x, "value": 0.5, "diagonal_fill_begin": 0,
                                                     "diagonal_fill_end": 2, "sizes": None, "data_type": None}),
         "cast": (dml.cast, {"x": x, "data_type": "INT8"}),
+        "slice": (dml.slice, {"x": x, "offsets": [0, 1], "sizes": [2, 2], "strides": [1, -1]}),
         "gemm": (dml.gemm, {"a": x, "b": g.input([3, 2], F32), "c": None, "trans_a": "NONE", "trans_b": "NONE",
                             "alpha": 1.0, "beta": 1.0, "fused_activation": None}),
         "convolution": (dml.convolution, {

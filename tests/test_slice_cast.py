@@ -1,4 +1,9 @@
-"""CAST on the element-wise engine (issue 28, the copy slice: ops/copy.py), on every backend.
+"""CAST, SLICE and SLICE1 on the element-wise engine (issue 28, the copy slice: ops/copy.py), on every backend.
+
+SLICE and SLICE1 (the identity on a re-strided view of the input): the pages' examples copied by hand, every support
+row, hypothesis against `reference_slice` (the pages' pseudocode in Python) over input and output layouts and
+negative SLICE1 strides, between sentinel bytes; `dml.slice` and Dask slicing; the window's bounds refused with their
+messages (no read outside the input). DxDispatch's dml_slice.json: tests/test_cli.py.
 
 Golden values worked out by hand (the page has no example): float -> integer truncated toward zero and saturated,
 NaN 0; integer -> integer wrapped; to a float rounded once to nearest even (README Rulings). Every support-table row
@@ -19,11 +24,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import reference_cast
+from reference import reference_cast, reference_slice
 from strategies import backends, build_buffer, execute_between_sentinels, read_buffer
 
 import opendml as dml
 from opendml.ops.copy import SUPPORT
+
+SLICE, SLICE1 = dml.SliceOperatorDesc, dml.Slice1OperatorDesc
+X44 = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)   # the pages' input
 
 DT = dml.DataType
 FL = dml.FeatureLevel
@@ -250,3 +258,157 @@ def test_cast_messages() -> None:
         CAST(None, T(DT.INT8, [1, 1, 1, 3]))
     with pytest.raises(dml.ValidationError, match=r"dml.cast: data_type is 'FLOAT99'"):
         dml.cast(dml.Graph(device()).input([2], "FLOAT32"), "FLOAT99")
+
+
+# -- SLICE and SLICE1 -------------------------------------------------------------------------------------------------
+
+def test_slice_page_examples(backend: str) -> None:
+    got, _ = run(SLICE(T(DT.FLOAT32, [1, 1, 4, 4]), T(DT.FLOAT32, [1, 1, 3, 2]), 4, [0, 0, 1, 2], [1, 1, 3, 2],
+                       [1, 1, 1, 1]), X44)
+    assert got.tolist() == [[[[7, 8], [11, 12], [15, 16]]]]
+    got, _ = run(SLICE(T(DT.FLOAT32, [1, 1, 4, 4]), T(DT.FLOAT32, [1, 1, 2, 2]), 4, [0, 0, 1, 0], [1, 1, 2, 2],
+                       [1, 1, 2, 3]), X44)
+    assert got.tolist() == [[[[5, 8], [13, 16]]]]
+
+
+def test_slice1_page_examples(backend: str) -> None:
+    got, _ = run(SLICE1(T(DT.FLOAT32, [1, 1, 4, 4]), T(DT.FLOAT32, [1, 1, 2, 2]), 4, [0, 0, 0, 1], [1, 1, 4, 3],
+                        [1, 1, 2, 2]), X44)
+    assert got.tolist() == [[[[2, 4], [10, 12]]]]
+    got, _ = run(SLICE1(T(DT.FLOAT32, [1, 1, 4, 4]), T(DT.FLOAT32, [1, 1, 2, 2]), 4, [0, 0, 0, 1], [1, 1, 4, 3],
+                        [1, 1, -2, 2]), X44)
+    assert got.tolist() == [[[[14, 16], [6, 8]]]]
+    # every axis reversed, from a transposed input: input[c][r] = X44[r][c]; reversed rows and columns of it
+    transposed = T(DT.FLOAT32, [1, 1, 4, 4], [16, 16, 1, 4])
+    got, _ = run(SLICE1(transposed, T(DT.FLOAT32, [1, 1, 4, 4]), 4, [0, 0, 0, 0], [1, 1, 4, 4], [-1, -1, -1, -1]),
+                 X44.transpose(0, 1, 3, 2).copy())
+    assert got.tolist() == [[[[16, 12, 8, 4], [15, 11, 7, 3], [14, 10, 6, 2], [13, 9, 5, 1]]]]
+
+
+def test_slice_64_bit_and_8_bit_types(backend: str) -> None:
+    for data_type, values in ((DT.INT64, [2**62 + i for i in range(6)]), (DT.UINT8, [250, 1, 2, 3, 4, 255]),
+                              (DT.FLOAT16, [0.5, -1, 2, 3, 4, 65504]), (DT.FLOAT64, [0.1, 2, 3, 4, 5, 6])):
+        x = np.array(values, dtype=data_type.numpy_dtype).reshape(1, 1, 1, 6)
+        got, _ = run(SLICE1(T(data_type, [1, 1, 1, 6]), T(data_type, [1, 1, 1, 3]), 4, [0, 0, 0, 0], [1, 1, 1, 6],
+                            [1, 1, 1, -2]), x)
+        assert got.reshape(-1).tolist() == [values[5], values[3], values[1]]
+
+
+@pytest.mark.parametrize("cls, level, ranks, types", [
+    (SLICE, FL.LEVEL_1_0, (4, 5), (DT.FLOAT32, DT.FLOAT16, DT.INT32, DT.INT16, DT.UINT32, DT.UINT16)),
+    (SLICE, FL.LEVEL_2_1, (4, 5), (DT.INT8, DT.UINT8)),
+    (SLICE, FL.LEVEL_3_0, (1, 8), (DT.FLOAT32, DT.INT8)),
+    (SLICE, FL.LEVEL_4_1, (1, 8), (DT.FLOAT64, DT.INT64, DT.UINT64)),
+    (SLICE1, FL.LEVEL_2_1, (4, 5), (DT.FLOAT32, DT.FLOAT16, DT.INT32, DT.INT16, DT.INT8, DT.UINT32, DT.UINT16,
+                                    DT.UINT8)),
+    (SLICE1, FL.LEVEL_3_0, (1, 8), (DT.FLOAT32, DT.UINT8)),
+    (SLICE1, FL.LEVEL_4_1, (1, 8), (DT.FLOAT64, DT.INT64, DT.UINT64)),
+])
+def test_slice_support_rows(cls: Any, level: dml.FeatureLevel, ranks: tuple[int, int],
+                            types: tuple[dml.DataType, ...]) -> None:
+    """Each row's new types and ranks accepted at its level, refused (UnsupportedError) just below it."""
+    below = max((candidate for candidate in FL if candidate < level), default=None)
+    for rank in ranks:
+        sizes = [1] * (rank - 1) + [3]
+        for data_type in types:
+            desc = cls(T(data_type, sizes), T(data_type, sizes), rank, [0] * rank, sizes, [1] * rank)
+            desc.validate(level)
+            if below is not None:
+                with pytest.raises(dml.UnsupportedError, match=f"needs feature level {level}"):
+                    desc.validate(below)
+    if level == FL.LEVEL_3_0:   # ranks 1-3 and 6-8 from 3_0
+        desc = cls(T(DT.FLOAT32, [3]), T(DT.FLOAT32, [3]), 1, [0], [3], [1])
+        with pytest.raises(dml.UnsupportedError, match="needs feature level 3_0"):
+            desc.validate(FL.LEVEL_2_1)
+
+
+@st.composite
+def slice_cases(draw: st.DrawFn) -> Any:
+    cls = draw(st.sampled_from([SLICE, SLICE1]))
+    rank = draw(st.integers(1, 4))
+    sizes = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    offsets, windows, strides = [], [], []
+    for size in sizes:
+        offsets.append(draw(st.integers(0, size - 1)))
+        windows.append(draw(st.integers(1, size - offsets[-1])))
+        strides.append(draw(st.integers(1, 3)) * (draw(st.sampled_from([1, -1])) if cls is SLICE1 else 1))
+    out = [1 + (window - 1) // abs(stride) for window, stride in zip(windows, strides, strict=True)]
+    if cls is SLICE1:   # any output size the window allows
+        out = [draw(st.integers(1, most)) for most in out]
+    else:
+        windows = out
+    packed = [int(np.prod(sizes[d + 1:])) for d in range(rank)]
+    in_strides = data_strides = [p * draw(st.integers(1, 2)) for p in packed]
+    if draw(st.booleans()) and rank >= 2:   # transposed: the last two dimensions swapped in memory
+        data_strides = list(in_strides)
+        data_strides[-1], data_strides[-2] = sizes[-2] * 1, 1
+        data_strides[:-2] = [p * 2 for p in packed[:-2]]
+    out_packed = [int(np.prod(out[d + 1:])) for d in range(rank)]
+    out_strides = [p * draw(st.integers(1, 2)) for p in out_packed]
+    data_type = draw(st.sampled_from([DT.FLOAT32, DT.UINT8, DT.INT64, DT.FLOAT16]))
+    desc = cls(T(data_type, sizes, data_strides), T(data_type, out, out_strides), rank, offsets, windows, strides)
+    return desc, draw(st.integers(0, 10))
+
+
+@settings(max_examples=15, deadline=None)
+@given(case=slice_cases())
+def test_slice_matches_the_reference(backend: str, case: Any) -> None:
+    """Any window, stride (SLICE1: negative too) and layout of input and output, between sentinel bytes."""
+    desc, seed = case
+    desc.validate(TOP)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 200, desc.input_tensor.sizes).astype(desc.input_tensor.data_type.numpy_dtype)
+    got, logical = run(desc, x, seed=seed)
+    assert np.array_equal(_bits(got), _bits(reference_slice(logical, desc))), desc
+
+
+def test_graph_and_dask_slice(backend: str) -> None:
+    g = dml.Graph(device())
+    x = g.input([4, 6], "INT32", name="x")
+    y = dml.slice(x, [1, 0], [3, 6], [1, -2])   # rows 1-3, columns 5, 3, 1
+    z = dml.slice(x, [0, 1], [4, 4], [3, 2])    # rows 0, 3; columns 1, 3
+    assert y.sizes == (3, 3) and z.sizes == (2, 2)
+    values = np.arange(24, dtype=np.int32).reshape(4, 6)
+    want_y, want_z = [[11, 9, 7], [17, 15, 13], [23, 21, 19]], [[1, 3], [19, 21]]
+    got_y, got_z = g.compile([y, z])({"x": values})
+    assert np.asarray(got_y).tolist() == want_y and np.asarray(got_z).tolist() == want_z
+    da = pytest.importorskip("dask.array")
+    got_y, got_z = g.compile([y, z])({"x": da.from_array(values, chunks=(2, 4))})
+    assert got_y.compute().tolist() == want_y and got_z.compute().tolist() == want_z
+
+
+def test_slice_messages() -> None:
+    x = T(DT.FLOAT32, [1, 1, 4, 4])
+    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_SLICE: Offsets\[3\] \+ Strides\[3\] x "
+                                                  r"\(Sizes\[3\] - 1\) is 4; it must be below "
+                                                  r"InputTensor.Sizes\[3\] \(4\)"):
+        SLICE(x, T(DT.FLOAT32, [1, 1, 1, 2]), 4, [0, 0, 0, 1], [1, 1, 1, 2], [1, 1, 1, 3]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_SLICE: Sizes is \[1, 1, 1, 2\]; it must equal "
+                                                  r"OutputTensor.Sizes \[1, 1, 1, 3\]"):
+        SLICE(x, T(DT.FLOAT32, [1, 1, 1, 3]), 4, [0, 0, 0, 0], [1, 1, 1, 2], [1, 1, 1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"Strides\[3\] is 0; it must be at least 1"):
+        SLICE(x, T(DT.FLOAT32, [1, 1, 1, 2]), 4, [0, 0, 0, 0], [1, 1, 1, 2], [1, 1, 1, 0]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_SLICE1: InputWindowOffsets\[2\] \+ "
+                                                  r"InputWindowSizes\[2\] is 5 \(window size 2\); the window must "
+                                                  r"not be empty and must end within InputTensor.Sizes\[2\] \(4\)"):
+        SLICE1(x, T(DT.FLOAT32, [1, 1, 1, 1]), 4, [0, 0, 3, 0], [1, 1, 2, 1], [1, 1, -1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"InputWindowStrides\[1\] is 0; it must not be 0"):
+        SLICE1(x, T(DT.FLOAT32, [1, 1, 1, 1]), 4, [0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"OutputTensor.Sizes\[3\] is 3; it must be 1 to 2 \(1 \+ "
+                                                  r"\(InputWindowSizes\[3\] - 1\) / \|InputWindowStrides\[3\]\|\)"):
+        SLICE1(x, T(DT.FLOAT32, [1, 1, 1, 3]), 4, [0, 0, 0, 0], [1, 1, 1, 4], [1, 1, 1, -3]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"DimensionCount is 3; it must equal InputTensor.DimensionCount "
+                                                  r"\(4\)"):
+        SLICE1(x, T(DT.FLOAT32, [1, 1, 1, 1]), 3, [0, 0, 0], [1, 1, 1], [1, 1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"InputWindowOffsets has 3 values \(\[0, 0, 0\]\); it must "
+                                                  r"have DimensionCount \(4\)"):
+        SLICE1(x, T(DT.FLOAT32, [1, 1, 1, 1]), 4, [0, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"OutputTensor.DataType is INT32; it must equal "
+                                                  r"InputTensor.DataType \(FLOAT32\)"):
+        SLICE1(x, T(DT.INT32, [1, 1, 1, 1]), 4, [0, 0, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]).validate(TOP)
+    with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_SLICE: Strides\[1\] is -1"):
+        SLICE(x, T(DT.FLOAT32, [1, 1, 1, 1]), 4, [0, 0, 0, 0], [1, 1, 1, 1], [1, -1, 1, 1])
+    with pytest.raises(dml.ValidationError, match=r"dml.slice: strides is \[1, 0\]; a stride must not be 0"):
+        dml.slice(dml.Graph(device()).input([2, 2], "FLOAT32"), [0, 0], [2, 2], [1, 0])
+    with pytest.raises(dml.ValidationError, match=r"dml.slice: sizes has 1 values; it must have one per dimension"):
+        dml.slice(dml.Graph(device()).input([2, 2], "FLOAT32"), [0, 0], [2], None)

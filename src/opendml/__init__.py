@@ -51,7 +51,7 @@ from .graph import (
     split,
     transpose,
 )
-from .graph_copy import cast
+from .graph_copy import cast, slice
 from .ops import copy as _copy
 from .ops import elementwise as _element_wise
 from .ops import generators as _generators
@@ -141,7 +141,7 @@ __all__ += [cls.__name__ for cls in _generators.CLASSES.values()]
 
 # CAST (ops/copy.py): a row of the same engine whose output type differs from its input's.
 globals().update({cls.__name__: cls for cls in _copy.CLASSES.values()})
-__all__ += [cls.__name__ for cls in _copy.CLASSES.values()] + ["cast"]
+__all__ += [cls.__name__ for cls in _copy.CLASSES.values()] + ["cast", "slice"]
 
 # The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
 globals().update(ELEMENT_WISE_FUNCTIONS)

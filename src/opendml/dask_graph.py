@@ -84,7 +84,7 @@ from .ops.activations import ActivationOperatorDesc
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
 from .ops.convolution import ConvolutionOperatorDesc
-from .ops.copy import CastOperatorDesc
+from .ops.copy import CastOperatorDesc, SliceBase
 from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
@@ -1077,6 +1077,12 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         task = functools.partial(_node_chunk, desc, context, (True,))
         return [source.map_blocks(task, dtype=dtype, meta=_meta(source.ndim, dtype),
                                   name=_key(_token(desc), task, source))]
+    if isinstance(desc, SliceBase):   # SLICE, SLICE1: Dask's slicing (a negative step from the window's end)
+        steps = desc._window()[2]
+        cuts = tuple(slice(start, start + step * size if start + step * size >= 0 else None, step)
+                     for start, step, size in zip(desc.start(), steps, desc.output_tensor.sizes, strict=True))
+        whole: DaskArray = inputs[0]
+        return [whole[cuts]]
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]

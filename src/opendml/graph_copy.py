@@ -1,15 +1,20 @@
-"""The graph API of the copy operators (issue 28): `dml.cast` (DirectMLX's dml::Cast), on graph.py's machinery.
+"""The graph API of the copy operators (issue 28): `dml.cast` and `dml.slice` (DirectMLX's dml::Cast and dml::Slice),
+on graph.py's machinery.
 
-A module of its own because graph.py uses typing.cast under that name.
+A module of its own because graph.py uses typing.cast (and the builtin slice) under those names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .convert import to_int, to_sequence, to_uint_list
+from .errors import ValidationError
 from .graph import Expression, _graph_of, _packed
-from .ops.copy import CastOperatorDesc
+from .ops.copy import CastOperatorDesc, Slice1OperatorDesc
 from .types import DataType, to_data_type
 
-__all__ = ["cast"]
+__all__ = ["cast", "slice"]
 
 
 def cast(x: Expression, data_type: DataType | str) -> Expression:
@@ -25,4 +30,33 @@ def cast(x: Expression, data_type: DataType | str) -> Expression:
     graph = _graph_of(function, x=x)
     target = to_data_type(function, "data_type", data_type)
     desc = CastOperatorDesc(x.desc, _packed(target, x.sizes))
+    return graph._add_operator(desc, [x])[0]
+
+
+def slice(x: Expression, offsets: Sequence[int], sizes: Sequence[int],
+          strides: Sequence[int] | None = None) -> Expression:
+    """dml::Slice -> DML_OPERATOR_SLICE1: the window [offsets, offsets + sizes) of x along every dimension, every
+    |strides|-th element of it (default 1), from the window's end where a stride is negative (reversed). Output sizes:
+    1 + (sizes[i] - 1) // |strides[i]|.
+
+    >>> from opendml import Device, Graph
+    >>> g = Graph(Device()); slice(g.input([4, 6], "FLOAT32"), [1, 0], [3, 6], [1, -2]).sizes
+    (3, 3)
+    """
+    function = "dml.slice"
+    graph = _graph_of(function, x=x)
+    rank = len(x.sizes)
+    window_offsets = to_uint_list(function, "offsets", offsets)
+    window_sizes = to_uint_list(function, "sizes", sizes)
+    steps = [1] * rank if strides is None else [
+        to_int(function, f"strides[{i}]", value, low=-2**31, high=2**31 - 1)
+        for i, value in enumerate(to_sequence(function, "strides", strides))]
+    for name, values in (("offsets", window_offsets), ("sizes", window_sizes), ("strides", steps)):
+        if len(values) != rank:
+            raise ValidationError(f"{function}: {name} has {len(values)} values; it must have one per dimension of "
+                                  f"x ({rank})")
+    if any(step == 0 for step in steps):
+        raise ValidationError(f"{function}: strides is {list(steps)}; a stride must not be 0")
+    output = [1 + max(size - 1, 0) // abs(step) for size, step in zip(window_sizes, steps, strict=True)]
+    desc = Slice1OperatorDesc(x.desc, _packed(x.dtype, output), rank, window_offsets, window_sizes, steps)
     return graph._add_operator(desc, [x])[0]

@@ -286,6 +286,7 @@ class OperatorType(enum.IntEnum):
     CONVOLUTION = 53
     GEMM = 54
     REDUCE = 55
+    SLICE = 60
     CAST = 61
     SPLIT = 62
     JOIN = 63
@@ -314,6 +315,7 @@ class OperatorType(enum.IntEnum):
     FILL_VALUE_CONSTANT = 103
     FILL_VALUE_SEQUENCE = 104
     GATHER_ND = 108
+    SLICE1 = 111
     MEAN_VARIANCE_NORMALIZATION1 = 115
     ELEMENT_WISE_BIT_AND = 121
     ELEMENT_WISE_BIT_OR = 122

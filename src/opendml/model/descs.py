@@ -14,9 +14,10 @@ OperatorDesc, finds a nested operator), so that ops/base.py can build `from_dml`
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -112,6 +113,12 @@ def read_operator_desc(path: str, desc_type: DescClass, spec: dict[str, Any], *,
         raise located(path, error) from None
 
 
+def _signed(desc_type: DescClass, name: str) -> bool:
+    """Whether the dataclass field `name` is marked a signed DML INT (metadata kind "INT")."""
+    return any(item.name == name and item.metadata.get("kind") == "INT"
+               for item in dataclasses.fields(cast(Any, desc_type)))
+
+
 def _field_value(desc_type: DescClass, item: Field, path: str, value: Any, read: Mapping[str, Any]) -> Any:
     """A desc field's JSON value, converted for the field's kind (fields.py); the descriptor checks the rest. `read`
     holds the fields read before it (a scalar union's data type)."""
@@ -122,6 +129,9 @@ def _field_value(desc_type: DescClass, item: Field, path: str, value: Any, read:
         return [read_tensor_desc(f"{path}[{index}]", entry) for index, entry in enumerate(value)]
     if item.kind is Kind.UINT_ARRAY:
         expect(value, list, path, "an array of integers")
+        if _signed(desc_type, item.python_name):   # a DML INT array (SLICE1's InputWindowStrides)
+            return [json_integer(entry, f"{path}[{index}]", -2**31, 2**31 - 1, "INT") for index, entry in
+                    enumerate(value)]
         return [json_uint(entry, f"{path}[{index}]") for index, entry in enumerate(value)]
     if item.kind is Kind.UINT:
         return json_uint(value, path)

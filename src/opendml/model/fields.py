@@ -26,7 +26,8 @@ from ..types import DataType
 #: DML's count field for an array field whose count name is not simply the singular form. CONVOLUTION's five arrays
 #: share one count, DimensionCount, itself a field of the struct (read before them; each array must have that many).
 COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount",
-                **dict.fromkeys(("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding"),
+                **dict.fromkeys(("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding", "Offsets",
+                                 "Sizes", "InputWindowOffsets", "InputWindowSizes", "InputWindowStrides"),
                                 "DimensionCount")}
 
 

@@ -310,9 +310,15 @@ class ElementWiseKernel(GpuKernel):
             else:
                 declarations.append(tensor_input(slot_name, tensor.data_type, slot,
                                                  computed=kind == F and view == D.FLOAT16, f16=context.f16))
-            sizes, (strides,) = merge_dimensions(tensor.sizes, tensor.element_strides)
-            block = params.add_tensor(sizes, strides)
-            value = _load(variable, slot_name, view, kind).replace("(at)", f"(offset_of({block}u, o))")
+            window = getattr(desc, "input_window", None)
+            if window is not None:   # SLICE, SLICE1 (ops/copy.py): the window's first element, signed strides
+                base, signed = window()  # wrapping u32 arithmetic: exact, as every offset read is inside the input
+                block = params.add_tensor(output.sizes, [stride & 0xFFFFFFFF for stride in signed])
+                at = f"({base}u + offset_of({block}u, o))"
+            else:
+                sizes, (strides,) = merge_dimensions(tensor.sizes, tensor.element_strides)
+                at = f"offset_of({params.add_tensor(sizes, strides)}u, o)"
+            value = _load(variable, slot_name, view, kind).replace("(at)", f"({at})")
             if name in scaled and scale_bias is not None:
                 value = (f"({value} * bitcast<f32>(P[{params.add_f32(scale_bias.scale)}u]) + "
                          f"bitcast<f32>(P[{params.add_f32(scale_bias.bias)}u]))")
