@@ -313,9 +313,30 @@ def mvn_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
         "epsilon": draw(st.sampled_from((1e-5, 0.0, 1.0, 1e-3))), "fused_activation": activation})
 
 
+@st.composite
+def slice1_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """SLICE1 (issue 28): a window inside the input along every dimension, strides of either sign, any output size
+    the window allows; the guarded runs check that no read leaves the input."""
+    from opendml.ops.copy import SUPPORT
+
+    rank = draw(st.integers(1, 5))
+    sizes = draw(small_sizes(rank, max_side=5, max_elements=128))
+    offsets = [draw(st.integers(0, size - 1)) for size in sizes]
+    windows = [draw(st.integers(1, size - offset)) for size, offset in zip(sizes, offsets, strict=True)]
+    strides = [draw(st.integers(1, 3)) * draw(st.sampled_from((1, -1))) for _ in sizes]
+    out = [draw(st.integers(1, 1 + (window - 1) // abs(stride))) for window, stride in zip(windows, strides,
+                                                                                          strict=True)]
+    data_type = draw(data_type_for(_row_types(SUPPORT[dml.OperatorType.SLICE1], level, "InputTensor")))
+    return OpSpec(dml.Slice1OperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, sizes)),
+        "output_tensor": draw(tensor_spec(data_type, out, output=True)),
+        "dimension_count": rank, "input_window_offsets": offsets, "input_window_sizes": windows,
+        "input_window_strides": strides})
+
+
 BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "REDUCE": reduce_base, "SPLIT": split_base, "ONE_HOT": one_hot_base, "GATHER_ND1": gather_nd1_base,
-    "MEAN_VARIANCE_NORMALIZATION1": mvn_base,
+    "MEAN_VARIANCE_NORMALIZATION1": mvn_base, "SLICE1": slice1_base,
 }
 
 
