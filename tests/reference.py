@@ -1370,3 +1370,45 @@ def reference_slice(x: np.ndarray, desc: object) -> np.ndarray:
         assert all(0 <= s < n for s, n in zip(source, x.shape, strict=True)), (source, x.shape)
         result[coordinate] = x[source]
     return result
+
+
+# -- CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT (issue 28, the scans) -------------------------------------------------
+
+def reference_cumulative(x: np.ndarray, axis: int, *, product: bool, decreasing: bool, exclusive: bool,
+                         accumulate: type | None = None) -> np.ndarray:
+    """The pages' running tally, element by element in Python: each line along `axis` walked from its first element
+    (its last when `decreasing`), the output at each element the tally after it (before it when `exclusive`: 0, or 1
+    for a product, at the first element). Integers: exact Python integers, wrapped to the type's width (two's
+    complement) at each output. Floats: each step in `accumulate` (np.float64 by default, the value a FLOAT32 tally
+    approximates; np.float32 models DML's FLOAT32 tally step for step), returned in that type (the caller rounds).
+    The first inclusive tally is the first element itself (a -0.0 stays -0.0; README, Rulings)."""
+    dtype = x.dtype
+    integer = dtype.kind in "iu"
+    moved = np.moveaxis(x, axis, -1)
+    result = np.empty(moved.shape, object if integer else (accumulate or np.float64))
+    for index in np.ndindex(*moved.shape[:-1]):
+        line = moved[index]
+        length = line.shape[0]
+        with np.errstate(all="ignore"):
+            _tally_line(result, index, line, length, product, decreasing, exclusive, integer, accumulate)
+    if integer:
+        bits = 8 * dtype.itemsize
+        wrap = np.vectorize(lambda v: (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+                            if dtype.kind == "i" else v % (1 << bits), otypes=[object])
+        result = np.array(wrap(result).tolist(), dtype=dtype).reshape(moved.shape) if result.size else \
+            np.zeros(moved.shape, dtype)
+    return np.moveaxis(result, -1, axis)
+
+
+def _tally_line(result: np.ndarray, index: tuple[int, ...], line: np.ndarray, length: int, product: bool,
+                decreasing: bool, exclusive: bool, integer: bool, accumulate: type | None) -> None:
+    """reference_cumulative's walk of one line."""
+    tally: object = 1 if product else 0
+    if not integer:
+        tally = (accumulate or np.float64)(tally)
+    for k in (range(length - 1, -1, -1) if decreasing else range(length)):
+        value = int(line[k]) if integer else (accumulate or np.float64)(line[k])
+        before = tally
+        first = k == (length - 1 if decreasing else 0)
+        tally = value if first else tally * value if product else tally + value  # type: ignore[operator]
+        result[(*index, k)] = before if exclusive else tally

@@ -809,3 +809,17 @@ def slice_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Feature
         windows = out
     source = draw(input_desc(data_type, sizes))
     return cls(source, draw(output_desc(data_type, out)), len(sizes), offsets, windows, strides)  # type: ignore
+
+
+@draws_descriptors(dml.CumulativeSummationOperatorDesc, dml.CumulativeProductOperatorDesc)
+@st.composite
+def cumulative_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """A scan of the row in force: a type and rank of its InputTensor, any axis and direction, inclusive or
+    exclusive, an input of any layout (zero strides included) and an output of any layout."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    return cls(draw(input_desc(data_type, sizes)), draw(output_desc(data_type, sizes)),  # type: ignore[call-arg]
+               draw(st.integers(0, len(sizes) - 1)), draw(st.sampled_from(["INCREASING", "DECREASING"])),
+               draw(st.booleans()))

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_cumulative import SAMPLES as CUMULATIVE_SAMPLES
 from test_elementwise_samples import EXPECTED as ELEMENTWISE_SAMPLES
 from test_gemm_convolution_samples import EXPECTED as GEMM_CONVOLUTION_SAMPLES
 from test_generators import SAMPLES as GENERATOR_SAMPLES
@@ -71,9 +72,10 @@ def test_examples(name: str) -> None:
 
 def test_every_example_has_an_expected_output() -> None:
     # DxDispatch's element-wise samples: test_elementwise_samples.py runs them (they write files: --output-path);
-    # its GEMM and CONVOLUTION samples: test_gemm_convolution_samples.py; dml_fill_value_sequence.json: test_generators.
+    # its GEMM and CONVOLUTION samples: test_gemm_convolution_samples.py; dml_fill_value_sequence.json: test_generators;
+    # dml_cumulative_product.json: test_cumulative.
     assert {path.name for path in EXAMPLES.glob("*.json")} == set(EXPECTED) | set(ELEMENTWISE_SAMPLES) | set(
-        GEMM_CONVOLUTION_SAMPLES) | set(GENERATOR_SAMPLES)
+        GEMM_CONVOLUTION_SAMPLES) | set(GENERATOR_SAMPLES) | set(CUMULATIVE_SAMPLES)
 
 
 def _reduce_model() -> dict[str, Any]:

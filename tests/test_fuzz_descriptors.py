@@ -46,6 +46,7 @@ from test_reduce_properties import ReduceCase, ReduceLayout, check_reduce_result
 
 import opendml as dml
 from opendml.ops.activations import ACTIVATION_CLASSES, ActivationOperatorDesc
+from opendml.ops.cumulative import CumulativeOperatorDesc
 from opendml.ops.elementwise import ElementWiseOperatorDesc
 from opendml.ops.generators import GeneratorOperatorDesc
 from opendml.support import describe
@@ -621,6 +622,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from test_generators import check_generator
 
         check_generator(desc, inputs, outputs[0])
+    elif isinstance(desc, CumulativeOperatorDesc):
+        from test_cumulative import check_cumulative
+
+        check_cumulative(desc, inputs, outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -631,7 +636,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
-    GeneratorOperatorDesc)
+    GeneratorOperatorDesc, CumulativeOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:

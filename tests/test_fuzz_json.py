@@ -100,6 +100,10 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
                                                              [0, 0, 1, 0], [1, 1, 2, 2], [1, 1, 2, 3]),
         dml.Slice1OperatorDesc: lambda: dml.Slice1OperatorDesc(T(F32, [1, 1, 4, 4]), T(F32, [1, 1, 2, 2]), 4,
                                                                [0, 0, 0, 1], [1, 1, 4, 3], [1, 1, -2, 2]),
+        dml.CumulativeSummationOperatorDesc: lambda: dml.CumulativeSummationOperatorDesc(
+            T(F32, [2, 3]), T(F32, [2, 3]), 1, "DECREASING", True),
+        dml.CumulativeProductOperatorDesc: lambda: dml.CumulativeProductOperatorDesc(
+            T("INT32", [2, 3]), T("INT32", [2, 3]), 0, "INCREASING", False),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

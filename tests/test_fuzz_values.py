@@ -446,6 +446,10 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
         "SLICE1": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4,
                    "input_window_offsets": [0, 0, 1, 0], "input_window_sizes": [1, 1, 1, 2],
                    "input_window_strides": [1, 1, 1, -1]},
+        "CUMULATIVE_SUMMATION": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "axis": 1,
+                                 "axis_direction": "DECREASING", "has_exclusive_sum": True},
+        "CUMULATIVE_PRODUCT": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "axis": 0,
+                               "axis_direction": "INCREASING", "has_exclusive_product": False},
     }[name]
 
 
@@ -538,6 +542,10 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
                                                     "diagonal_fill_end": 2, "sizes": None, "data_type": None}),
         "cast": (dml.cast, {"x": x, "data_type": "INT8"}),
         "slice": (dml.slice, {"x": x, "offsets": [0, 1], "sizes": [2, 2], "strides": [1, -1]}),
+        "cumulative_summation": (dml.cumulative_summation, {"x": x, "axis": -1, "axis_direction": "DECREASING",
+                                                            "has_exclusive_sum": True}),
+        "cumulative_product": (dml.cumulative_product, {"x": x, "axis": 0, "axis_direction": "INCREASING",
+                                                        "has_exclusive_product": False}),
         "gemm": (dml.gemm, {"a": x, "b": g.input([3, 2], F32), "c": None, "trans_a": "NONE", "trans_b": "NONE",
                             "alpha": 1.0, "beta": 1.0, "fused_activation": None}),
         "convolution": (dml.convolution, {

@@ -146,3 +146,10 @@ __all__ += [cls.__name__ for cls in _copy.CLASSES.values()] + ["cast", "slice"]
 # The element-wise graph functions (dml.add, dml.multiply, ...) are generated from the same rows (graph.py).
 globals().update(ELEMENT_WISE_FUNCTIONS)
 __all__ += ["broadcast_to", "reshape", "transpose", *ELEMENT_WISE_FUNCTIONS]
+
+# The scans (ops/cumulative.py, issue 28).
+from .graph import cumulative_product, cumulative_summation  # noqa: E402
+from .ops.cumulative import CumulativeProductOperatorDesc, CumulativeSummationOperatorDesc  # noqa: E402
+
+__all__ += ["CumulativeProductOperatorDesc", "CumulativeSummationOperatorDesc", "cumulative_product",
+            "cumulative_summation"]

@@ -85,6 +85,7 @@ from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, strides_overlap
 from .ops.convolution import ConvolutionOperatorDesc
 from .ops.copy import CastOperatorDesc, SliceBase
+from .ops.cumulative import CumulativeOperatorDesc
 from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
@@ -1067,6 +1068,78 @@ def _lower_generator(desc: GeneratorOperatorDesc, inputs: list[DaskArray | None]
                            name=_key(_token(desc), desc, base))
 
 
+# -- CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT ------------------------------------------------------------------------
+
+def _tally_chunk(desc: CumulativeOperatorDesc, context: _Context, block: Any, carry: Any = None) -> NDArray:
+    """The inclusive tallies of one chunk (in the accumulation type: FLOAT32 for FLOAT16) by the node's kernel,
+    started from `carry` (the tally of the chunks before it along Axis, in AxisDirection's order; None: the first):
+    the kernel runs on the carry joined to the chunk where the walk enters it, so each tally is the one sequential
+    walk of one machine, bit for bit."""
+    block = np.asarray(block)
+    accumulate = np.float32 if block.dtype == np.float16 else block.dtype
+    block = block.astype(accumulate)
+    axis, decreasing = desc.axis, desc.decreasing
+    if carry is not None:
+        block = np.concatenate([block, carry] if decreasing else [carry, block], axis=axis)
+    data_type = desc.input_tensor.data_type
+    tensor = _packed(DataType.FLOAT32 if data_type is DataType.FLOAT16 else data_type, block.shape)
+    kind = type(desc)(tensor, tensor, axis, desc.axis_direction)
+    tallies = _run(kind, context, [block])[0]
+    if carry is not None:
+        keep = slice(0, -1) if decreasing else slice(1, None)
+        tallies = tallies[tuple(keep if dim == axis else slice(None) for dim in range(tallies.ndim))]
+    return tallies
+
+
+def _finish_chunk(desc: CumulativeOperatorDesc, tallies: Any, carry: Any = None) -> NDArray:
+    """A chunk's output from its inclusive tallies: shifted by one along the walk for an exclusive scan (the carry,
+    or the identity, entering first), rounded once to the data type (FLOAT16)."""
+    tallies = np.asarray(tallies)
+    if desc.exclusive:
+        axis = desc.axis
+        length = tallies.shape[axis]
+        entering = (np.full_like(np.take(tallies, [0], axis=axis), desc.IDENTITY) if carry is None
+                    else np.asarray(carry))
+        if desc.decreasing:
+            tallies = np.concatenate([np.take(tallies, range(1, length), axis=axis), entering], axis=axis)
+        else:
+            tallies = np.concatenate([entering, np.take(tallies, range(length - 1), axis=axis)], axis=axis)
+    with np.errstate(all="ignore"):
+        result: NDArray = tallies.astype(desc.output_tensor.data_type.numpy_dtype)
+    return result
+
+
+def _lower_cumulative(desc: CumulativeOperatorDesc, context: _Context, x: DaskArray) -> DaskArray:
+    """CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT: the chunks along Axis one after the other in AxisDirection's
+    order, each scanned by the node's kernel from the tally carried out of the ones before it (`_tally_chunk`); the
+    other dimensions keep their chunks."""
+    da = _dask_array()
+    axis = desc.axis
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    accumulate = np.dtype(np.float32) if dtype == np.float16 else dtype
+    starts = np.cumsum((0, *x.chunks[axis]))
+    order = range(len(x.chunks[axis]))
+    pieces: list[Any] = [None] * len(order)
+    carry = None
+    token = _token(desc)
+
+    def along(index: Any) -> tuple[Any, ...]:
+        return tuple(index if dim == axis else slice(None) for dim in range(x.ndim))
+
+    for chunk in (reversed(order) if desc.decreasing else order):
+        piece = x[along(slice(starts[chunk], starts[chunk + 1]))]
+        arrays = [piece] if carry is None else [piece, carry]
+        tally = functools.partial(_tally_chunk, desc, context)
+        tallies = da.map_blocks(tally, *arrays, dtype=accumulate, meta=_meta(x.ndim, accumulate),
+                                name=_key(token + "-tally", chunk, *arrays))
+        finish = functools.partial(_finish_chunk, desc)
+        pieces[chunk] = da.map_blocks(finish, tallies, *arrays[1:], dtype=dtype, meta=_meta(x.ndim, dtype),
+                                      name=_key(token + "-finish", chunk, tallies, *arrays[1:]))
+        edge = 0 if desc.decreasing else tallies.shape[axis] - 1
+        carry = tallies[along(slice(edge, edge + 1))]
+    return da.concatenate(pieces, axis=axis)
+
+
 def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | None]) -> list[DaskArray]:
     """The Dask arrays of one node's outputs, from those of its inputs (None for an absent optional one)."""
     da = _dask_array()
@@ -1086,6 +1159,8 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]
+    if isinstance(desc, CumulativeOperatorDesc):
+        return [_lower_cumulative(desc, context, x)]
     if isinstance(desc, (ReduceOperatorDesc, ArgMinOperatorDesc, ArgMaxOperatorDesc)):
         return [_lower_reduce(desc, context, x)]
     if isinstance(desc, ActivationOperatorDesc):

@@ -61,6 +61,7 @@ from .ops.activations import (
 from .ops.arg_min_max import ArgMaxOperatorDesc, ArgMinOperatorDesc
 from .ops.base import OperatorDesc, check_element_limit, check_tensor, logical_tensors, strides_overlap
 from .ops.convolution import ConvolutionOperatorDesc
+from .ops.cumulative import CumulativeProductOperatorDesc, CumulativeSummationOperatorDesc
 from .ops.elementwise import (
     ACTIVATION,
     CLASSES,
@@ -111,8 +112,9 @@ __all__ = [
     "activation_leaky_relu", "activation_linear", "activation_parametric_softplus", "activation_relu",
     "activation_scaled_elu", "activation_scaled_tanh", "activation_shrink", "activation_sigmoid", "activation_softplus",
     "activation_softsign", "activation_tanh", "activation_thresholded_relu", "arg_max", "arg_min", "broadcast_to",
-    "convolution", "diagonal_matrix", "diagonal_matrix1", "fill_value_constant", "fill_value_sequence", "gather_nd",
-    "gemm", "join", "mean_variance_normalization", "one_hot", "reduce", "reshape", "split", "transpose",
+    "convolution", "cumulative_product", "cumulative_summation", "diagonal_matrix", "diagonal_matrix1",
+    "fill_value_constant", "fill_value_sequence", "gather_nd", "gemm", "join", "mean_variance_normalization", "one_hot",
+    "reduce", "reshape", "split", "transpose",
 ]
 
 NDArray = np.ndarray[Any, Any]
@@ -610,6 +612,37 @@ def one_hot(indices: Expression, values: Expression, output_length: int, axis: i
     output = _packed(values.dtype, _one_hot_sizes(indices.sizes, length, dml_axis))
     desc = OneHotOperatorDesc(indices.desc, values.desc, output, dml_axis)
     return graph._add_operator(desc, [indices, values])[0]
+
+
+def _cumulative(cls: type[CumulativeSummationOperatorDesc | CumulativeProductOperatorDesc], label: str,
+                x: Expression, axis: int, axis_direction: AxisDirection | str, exclusive: bool) -> Expression:
+    graph = _graph_of(label, x=x)
+    dml_axis = _dml_axis(label, "axis", axis, len(x.sizes), "x")
+    direction = to_enum(cls.OPERATOR_TYPE.dml_name, "AxisDirection", axis_direction, AxisDirection,
+                        "DML_AXIS_DIRECTION_")
+    desc = cls(x.desc, _packed(x.dtype, x.sizes), dml_axis, direction, exclusive)
+    return graph._add_operator(desc, [x])[0]
+
+
+def cumulative_summation(x: Expression, axis: int, axis_direction: AxisDirection | str = AxisDirection.INCREASING,
+                         has_exclusive_sum: bool = False) -> Expression:
+    """dml::CumulativeSummation -> DML_OPERATOR_CUMULATIVE_SUMMATION: the running sum along `axis` (a negative axis
+    counts from the end), by descending index with axis_direction="DECREASING", each element's own value left out
+    with has_exclusive_sum. Output: the input's sizes and data type.
+
+    >>> g = Graph(Device()); x = g.input([3, 4], "FLOAT32")
+    >>> cumulative_summation(x, -1, "DECREASING").sizes
+    (3, 4)
+    """
+    return _cumulative(CumulativeSummationOperatorDesc, "dml.cumulative_summation", x, axis, axis_direction,
+                       has_exclusive_sum)
+
+
+def cumulative_product(x: Expression, axis: int, axis_direction: AxisDirection | str = AxisDirection.INCREASING,
+                       has_exclusive_product: bool = False) -> Expression:
+    """dml::CumulativeProduct -> DML_OPERATOR_CUMULATIVE_PRODUCT: as `cumulative_summation`, the running product."""
+    return _cumulative(CumulativeProductOperatorDesc, "dml.cumulative_product", x, axis, axis_direction,
+                       has_exclusive_product)
 
 
 def _generator_graph(function: str, graph: object) -> Graph:
