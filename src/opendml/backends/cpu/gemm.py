@@ -54,9 +54,10 @@ from .small.gemm import softmax
 #: 51.8 ms plain and 53.1 with RELU; 1024-row panels 55.0, 512-row panels 57.3).
 _PANEL_ELEMENTS = 1 << 22
 #: Matrices of at most this many multiply-adds (M x N x K) in a batch of at least two run one per numba thread,
-#: BLAS on one thread each ([32, 256, 256] FLOAT32: 18.2 ms through BLAS's threads one matrix at a time, 9.1 ms on
-#: one thread, about half that on two).
-_SMALL_PRODUCT = 1 << 25
+#: BLAS on one thread each; larger ones one at a time through BLAS's threads. Intel, 2 cores, quiet machine, FLOAT32
+#: batches, one per numba thread against BLAS's threads: [2048, 32, 32] 0.70 against 1.26 ms, [512, 64, 64] 1.2
+#: against 2.0 ms, [128, 128, 128] 7.8 against 4.1 ms, [32, 256, 256] 11.0 against 5.2 ms.
+_SMALL_PRODUCT = 1 << 19
 
 #: A batch run one matrix per thread is cut into this many shares per thread, taken as threads come free (a thread
 #: held up by another process then delays less than a whole half of the batch).
