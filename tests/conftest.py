@@ -82,6 +82,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("backend", [name for name in names if only is None or name in only], indirect=True)
 
 
+@pytest.fixture
+def backend_name(request: pytest.FixtureRequest, backend: str) -> str:
+    """The name of this test's backend parameter: `cpu`, `cpu-small` or `gpu` (`backend` itself is the device's
+    backend, `cpu` for both cpu settings)."""
+    callspec = getattr(request.node, "callspec", None)
+    name: str = callspec.params.get("backend", backend) if callspec is not None else backend
+    return name
+
+
 @pytest.fixture(autouse=True)
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The backend of this test's devices: each one after the other in the EVERY_BACKEND modules, the cpu one with

@@ -672,12 +672,12 @@ def strided_case(draw: st.DrawFn, name: str, cases: Sequence[Case]
 @pytest.mark.parametrize("kind", list(KINDS))
 @settings(max_examples=6, deadline=None)
 @given(data=st.data())
-def test_shapes_and_strides(kind: str, data: st.DataObject, backend: str) -> None:
+def test_shapes_and_strides(kind: str, data: st.DataObject, backend: str, backend_name: str) -> None:
     """Any input strides (zero, padded, transposed) and output strides, in raw buffers between sentinel bytes: the
     reference's values, no byte outside the output's elements changed, no input byte changed. (On cpu and gpu the
     types are the representative ones, so no new kernel is compiled.)"""
     name = KINDS[kind]
-    desc, arrays, strides = data.draw(strided_case(name, TABLE if backend == "cpu-small" else REPRESENTATIVE))
+    desc, arrays, strides = data.draw(strided_case(name, TABLE if backend_name == "cpu-small" else REPRESENTATIVE))
     memory = data.draw(st.sampled_from(["host", "device"]))
     note(f"{desc!r} memory={memory}")
     dev = device(backend)

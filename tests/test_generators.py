@@ -272,12 +272,12 @@ def test_ranks_outside_the_rows_are_refused() -> None:
 REPRESENTATIVE = {DT.FLOAT32, DT.FLOAT16, DT.UINT8, DT.INT64, DT.FLOAT64}
 
 
-def test_every_type_against_the_reference(backend: str) -> None:
+def test_every_type_against_the_reference(backend_name: str) -> None:
     for cls in CLASSES.values():
         (top,) = [row for row in SUPPORT[cls.OPERATOR_TYPE] if row.level == max(r.level for r in SUPPORT[
             cls.OPERATOR_TYPE])]
         for data_type in top.tensors["OutputTensor"].data_types:
-            if backend != "cpu-small" and data_type not in REPRESENTATIVE:
+            if backend_name != "cpu-small" and data_type not in REPRESENTATIVE:
                 continue
             for with_input in (True, False) if cls is DM1 else (True,):
                 desc, x = _example(cls, data_type, [1, 2, 3, 4], with_input)
@@ -303,9 +303,9 @@ def generator_cases(draw: st.DrawFn, backend: str) -> tuple[GeneratorOperatorDes
     return desc, x, draw(st.integers(0, 2**16))
 
 
-def test_hypothesis_against_the_reference(backend: str) -> None:
-    @settings(max_examples=30 if backend == "cpu-small" else 8, deadline=None, derandomize=True)
-    @given(generator_cases(backend))
+def test_hypothesis_against_the_reference(backend_name: str) -> None:
+    @settings(max_examples=30 if backend_name == "cpu-small" else 8, deadline=None, derandomize=True)
+    @given(generator_cases(backend_name))
     def check(case: tuple[GeneratorOperatorDesc, np.ndarray | None, int]) -> None:
         desc, x, seed = case
         dispatch_and_check(desc, x, seed=seed)
