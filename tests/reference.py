@@ -1253,7 +1253,7 @@ def assert_within_bounds(got: np.ndarray, low: np.ndarray, high: np.ndarray, lab
 def reference_generator(desc: object, x: np.ndarray | None = None) -> np.ndarray:
     """The pages' pseudocode element by element in Python (independent of opendml's formulas): integers exactly, then
     wrapped to the type's width; floats in float64, rounded once on store (FILL_VALUE_SEQUENCE's float elements:
-    compare within `sequence_slack`). `x` is DIAGONAL_MATRIX1's logical InputTensor, if any."""
+    compare within `sequence_bounds`). `x` is DIAGONAL_MATRIX1's logical InputTensor, if any."""
     out = desc.output_tensor
     dtype = np.dtype(out.data_type.numpy_dtype)
     sizes = tuple(out.sizes)
@@ -1286,13 +1286,15 @@ def reference_generator(desc: object, x: np.ndarray | None = None) -> np.ndarray
             begin, end = desc.diagonal_fill_begin, desc.diagonal_fill_end
             use = (end >= begin) ^ (top_x >= begin) ^ (top_x < end)
             value = desc.value if use else (x[coordinate] if x is not None else 0)
-        result[coordinate] = value
+        with np.errstate(over="ignore"):   # a float sequence past its type's range stores infinity
+            result[coordinate] = value
     return result
 
 
-def sequence_slack(desc: object) -> np.ndarray:
-    """How far a float FILL_VALUE_SEQUENCE element may be from start + delta * i (float64): the FLOAT32 product and
-    sum round twice (2^-24 of each operand's magnitude, i exact below 2^24), then one unit of the output type."""
+def sequence_bounds(desc: object) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) value a float FILL_VALUE_SEQUENCE element may hold, against start + delta * i (float64): the
+    FLOAT32 product and sum round twice (2^-24 of each operand's magnitude, i exact below 2^24), then the output type
+    rounds once more (one unit of it; past its largest finite value, to infinity)."""
     out = desc.output_tensor
     count = int(np.prod(out.sizes))
     index = np.arange(count, dtype=np.float64).reshape(out.sizes)
@@ -1300,7 +1302,11 @@ def sequence_slack(desc: object) -> np.ndarray:
     exact = start + delta * index
     compute = 2.0**-24 * (abs(start) + 2 * np.abs(delta * index))
     dtype = np.dtype(out.data_type.numpy_dtype)
-    return compute + np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = ((exact - compute).astype(dtype), (exact + compute).astype(dtype))
+        unit_low = np.where(np.isfinite(low), np.spacing(np.abs(low)), 0).astype(np.float64)
+        unit_high = np.where(np.isfinite(high), np.spacing(np.abs(high)), 0).astype(np.float64)
+    return low.astype(np.float64) - unit_low, high.astype(np.float64) + unit_high
 
 
 # -- CAST (issue 28, the copy slice) -----------------------------------------------------------------------------------
@@ -1412,3 +1418,44 @@ def _tally_line(result: np.ndarray, index: tuple[int, ...], line: np.ndarray, le
         first = k == (length - 1 if decreasing else 0)
         tally = value if first else tally * value if product else tally + value  # type: ignore[operator]
         result[(*index, k)] = before if exclusive else tally
+
+
+# -- SPACE_TO_DEPTH, DEPTH_TO_SPACE and their "1" versions (issue 28) ------------------------------------------------
+
+def reference_depth_space(x: np.ndarray, desc: object) -> np.ndarray:
+    """The four operators element by element from DML_DEPTH_SPACE_ORDER's layouts: the depth index d of block row i,
+    block column j and channel c is (i*b + j)*C + c (DEPTH_COLUMN_ROW, the versions without Order) or c*b*b + i*b + j
+    (COLUMN_ROW_DEPTH), C the space side's channels; space[n, c, h*b + i, w*b + j] = depth[n, d, h, w]."""
+    b = desc.block_size
+    crd = getattr(desc, "order", 0) == 1
+    to_space = "DEPTH_TO_SPACE" in desc.OPERATOR_TYPE.name
+    space_shape = desc.output_tensor.sizes if to_space else x.shape
+    result = np.zeros(tuple(desc.output_tensor.sizes), x.dtype)
+    channels = space_shape[1]
+    for n, c, y, z in np.ndindex(*space_shape):
+        h, i, w, j = y // b, y % b, z // b, z % b
+        d = c * b * b + i * b + j if crd else (i * b + j) * channels + c
+        if to_space:
+            result[n, c, y, z] = x[n, d, h, w]
+        else:
+            result[n, d, h, w] = x[n, c, y, z]
+    return result
+
+
+# -- PADDING, PADDING1 and TILE (issue 28) ---------------------------------------------------------------------------
+
+def reference_padding(x: np.ndarray, mode: str, start: Sequence[int], end: Sequence[int], value: object = 0
+                      ) -> np.ndarray:
+    """NumPy's np.pad, each DML mode by its NumPy name (REFLECTION: reflect, WRAP: wrap, ...), the constant in x's
+    type; NumPy folds padding wider than the input again and again, as the pages' examples do. A REFLECTION
+    dimension of size 1 repeats its element (np.pad's answer; README Rulings)."""
+    widths = list(zip(start, end, strict=True))
+    if mode == "CONSTANT":
+        return np.pad(x, widths, mode="constant", constant_values=np.asarray(value, x.dtype))
+    names = {"EDGE": "edge", "REFLECTION": "reflect", "SYMMETRIC": "symmetric", "WRAP": "wrap"}
+    return np.pad(x, widths, mode=names[mode])  # type: ignore[call-overload]
+
+
+def reference_tile(x: np.ndarray, repeats: Sequence[int]) -> np.ndarray:
+    """np.tile: x repeated along each dimension."""
+    return np.tile(x, tuple(repeats))
