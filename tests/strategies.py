@@ -823,3 +823,21 @@ def cumulative_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Fe
     return cls(draw(input_desc(data_type, sizes)), draw(output_desc(data_type, sizes)),  # type: ignore[call-arg]
                draw(st.integers(0, len(sizes) - 1)), draw(st.sampled_from(["INCREASING", "DECREASING"])),
                draw(st.booleans()))
+
+
+@draws_descriptors(dml.SpaceToDepthOperatorDesc, dml.DepthToSpaceOperatorDesc, dml.SpaceToDepth1OperatorDesc,
+                   dml.DepthToSpace1OperatorDesc)
+@st.composite
+def depth_space_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any of the four depth/space operators of the row in force: a block size of 1 to 3, either Order (the "1"
+    versions), input and output of any layout of the page's sizes."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    b = draw(st.integers(1, 3))
+    n, c, h, w = (draw(st.integers(1, 2)) for _ in range(4))
+    depth, space = [n, c * b * b, h, w], [n, c, h * b, w * b]
+    to_space = cls in (dml.DepthToSpaceOperatorDesc, dml.DepthToSpace1OperatorDesc)
+    source, target = (depth, space) if to_space else (space, depth)
+    extra = [draw(st.sampled_from(list(dml.DepthSpaceOrder)))] if hasattr(cls, "__dataclass_fields__") and \
+        "order" in cls.__dataclass_fields__ else []
+    return cls(draw(input_desc(data_type, source)), draw(output_desc(data_type, target)), b, *extra)  # type: ignore

@@ -618,6 +618,12 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
 
         assert inputs[0] is not None
         assert np.array_equal(_bits_of(outputs[0]), _bits_of(reference_slice(inputs[0], desc))), desc
+    elif isinstance(desc, (dml.SpaceToDepthOperatorDesc, dml.DepthToSpaceOperatorDesc, dml.SpaceToDepth1OperatorDesc,
+                           dml.DepthToSpace1OperatorDesc)):
+        from reference import reference_depth_space
+
+        assert inputs[0] is not None
+        assert np.array_equal(_bits_of(outputs[0]), _bits_of(reference_depth_space(inputs[0], desc))), desc
     elif isinstance(desc, GeneratorOperatorDesc):
         from test_generators import check_generator
 

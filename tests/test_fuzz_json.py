@@ -104,6 +104,14 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [2, 3]), T(F32, [2, 3]), 1, "DECREASING", True),
         dml.CumulativeProductOperatorDesc: lambda: dml.CumulativeProductOperatorDesc(
             T("INT32", [2, 3]), T("INT32", [2, 3]), 0, "INCREASING", False),
+        dml.SpaceToDepthOperatorDesc: lambda: dml.SpaceToDepthOperatorDesc(T(F32, [1, 1, 2, 4]), T(F32, [1, 4, 1, 2]),
+                                                                           2),
+        dml.DepthToSpaceOperatorDesc: lambda: dml.DepthToSpaceOperatorDesc(T(F32, [1, 4, 1, 2]), T(F32, [1, 1, 2, 4]),
+                                                                           2),
+        dml.SpaceToDepth1OperatorDesc: lambda: dml.SpaceToDepth1OperatorDesc(
+            T(F32, [1, 1, 2, 4]), T(F32, [1, 4, 1, 2]), 2, "COLUMN_ROW_DEPTH"),
+        dml.DepthToSpace1OperatorDesc: lambda: dml.DepthToSpace1OperatorDesc(
+            T(F32, [1, 4, 1, 2]), T(F32, [1, 1, 2, 4]), 2, "COLUMN_ROW_DEPTH"),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

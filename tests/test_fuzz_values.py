@@ -441,6 +441,12 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
         "DIAGONAL_MATRIX1": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "value_data_type": F32,
                              "value": 0.5, "diagonal_fill_begin": 0, "diagonal_fill_end": 2},
         "CAST": {"input_tensor": x4, "output_tensor": T([1, 1, 2, 2], "INT8")},
+        "SPACE_TO_DEPTH": {"input_tensor": x4, "output_tensor": T([1, 4, 1, 1]), "block_size": 2},
+        "DEPTH_TO_SPACE": {"input_tensor": T([1, 4, 1, 1]), "output_tensor": x4, "block_size": 2},
+        "SPACE_TO_DEPTH1": {"input_tensor": x4, "output_tensor": T([1, 4, 1, 1]), "block_size": 2,
+                            "order": "COLUMN_ROW_DEPTH"},
+        "DEPTH_TO_SPACE1": {"input_tensor": T([1, 4, 1, 1]), "output_tensor": x4, "block_size": 2,
+                            "order": "COLUMN_ROW_DEPTH"},
         "SLICE": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4, "offsets": [0, 0, 1, 0],
                   "sizes": [1, 1, 1, 2], "strides": [1, 1, 1, 1]},
         "SLICE1": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4,
@@ -541,6 +547,9 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "diagonal_matrix1": (dml.diagonal_matrix1, {"source": x, "value": 0.5, "diagonal_fill_begin": 0,
                                                     "diagonal_fill_end": 2, "sizes": None, "data_type": None}),
         "cast": (dml.cast, {"x": x, "data_type": "INT8"}),
+        "space_to_depth": (dml.space_to_depth, {"x": x4, "block_size": 2, "order": "COLUMN_ROW_DEPTH"}),
+        "depth_to_space": (dml.depth_to_space, {"x": g.input([1, 4, 1, 1], F32), "block_size": 2,
+                                                "order": "DEPTH_COLUMN_ROW"}),
         "slice": (dml.slice, {"x": x, "offsets": [0, 1], "sizes": [2, 2], "strides": [1, -1]}),
         "cumulative_summation": (dml.cumulative_summation, {"x": x, "axis": -1, "axis_direction": "DECREASING",
                                                             "has_exclusive_sum": True}),
@@ -760,7 +769,7 @@ def all_slots() -> list[Slot]:
 CANONICAL = (int, float, bool, str, type(None))
 CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection,
                    dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias, dml.MatrixTransform, dml.ConvolutionMode,
-                   dml.ConvolutionDirection)
+                   dml.ConvolutionDirection, dml.DepthSpaceOrder)
 
 
 def check_canonical(value: object) -> None:

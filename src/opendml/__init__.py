@@ -147,6 +147,15 @@ __all__ += [cls.__name__ for cls in _copy.CLASSES.values()] + ["cast", "slice"]
 globals().update(ELEMENT_WISE_FUNCTIONS)
 __all__ += ["broadcast_to", "reshape", "transpose", *ELEMENT_WISE_FUNCTIONS]
 
+# The depth/space operators (ops/depth_space.py, issue 28): rows of the element-wise engine on a re-strided view.
+from .graph_copy import depth_to_space, space_to_depth  # noqa: E402
+from .ops import depth_space as _depth_space  # noqa: E402
+from .types import DepthSpaceOrder  # noqa: E402
+
+globals().update({cls.__name__: cls for cls in _depth_space.CLASSES.values()})
+__all__ += [cls.__name__ for cls in _depth_space.CLASSES.values()] + ["DepthSpaceOrder", "depth_to_space",
+                                                                         "space_to_depth"]
+
 # The scans (ops/cumulative.py, issue 28).
 from .graph import cumulative_product, cumulative_summation  # noqa: E402
 from .ops.cumulative import CumulativeProductOperatorDesc, CumulativeSummationOperatorDesc  # noqa: E402

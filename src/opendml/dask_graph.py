@@ -86,6 +86,7 @@ from .ops.base import OperatorDesc, check_element_limit, strides_overlap
 from .ops.convolution import ConvolutionOperatorDesc
 from .ops.copy import CastOperatorDesc, SliceBase
 from .ops.cumulative import CumulativeOperatorDesc
+from .ops.depth_space import DepthSpaceBase, output_sizes
 from .ops.elementwise import ElementWiseOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
@@ -1068,6 +1069,38 @@ def _lower_generator(desc: GeneratorOperatorDesc, inputs: list[DaskArray | None]
                            name=_key(_token(desc), desc, base))
 
 
+# -- SPACE_TO_DEPTH, DEPTH_TO_SPACE and their "1" versions ----------------------------------------------------------
+
+def _depth_space_chunk(desc: DepthSpaceBase, context: _Context, block: Any) -> NDArray:
+    """One block's output by the node's kernel, on a descriptor of the block's sizes."""
+    block = np.asarray(block)
+    sizes = output_sizes(desc.TO_SPACE, block.shape, desc.block_size)
+    assert sizes is not None
+    data_type = desc.input_tensor.data_type
+    kind = replace(cast(Any, desc), input_tensor=_packed(data_type, block.shape),
+                   output_tensor=_packed(data_type, sizes))
+    return _run(kind, context, [block])[0]
+
+
+def _lower_depth_space(desc: DepthSpaceBase, context: _Context, x: DaskArray) -> DaskArray:
+    """The depth/space operators block by block: the channels in one chunk, and (SPACE_TO_DEPTH) height and width in
+    chunks of whole blocks, so that every output block is the node's kernel on one input block."""
+    b = desc.block_size
+
+    def whole_blocks(chunks: tuple[int, ...]) -> int | str:
+        return max(b, chunks[0] // b * b) if not desc.TO_SPACE else chunks[0]
+
+    x = x.rechunk({1: -1, 2: whole_blocks(x.chunks[2]), 3: whole_blocks(x.chunks[3])})
+    scale = (1, 1, b, b) if desc.TO_SPACE else (1, 1, 1, 1)
+    shrink = (1, 1, 1, 1) if desc.TO_SPACE else (1, 1, b, b)
+    channels = desc.output_tensor.sizes[1]
+    chunks = tuple((channels,) if dim == 1 else tuple(c * scale[dim] // shrink[dim] for c in x.chunks[dim])
+                   for dim in range(4))
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    task = functools.partial(_depth_space_chunk, desc, context)
+    return x.map_blocks(task, dtype=dtype, chunks=chunks, meta=_meta(4, dtype), name=_key(_token(desc), task, x))
+
+
 # -- CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT ------------------------------------------------------------------------
 
 def _tally_chunk(desc: CumulativeOperatorDesc, context: _Context, block: Any, carry: Any = None) -> NDArray:
@@ -1156,6 +1189,8 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
                      for start, step, size in zip(desc.start(), steps, desc.output_tensor.sizes, strict=True))
         whole: DaskArray = inputs[0]
         return [whole[cuts]]
+    if isinstance(desc, DepthSpaceBase):
+        return [_lower_depth_space(desc, context, inputs[0])]
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]

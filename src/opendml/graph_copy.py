@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .convert import to_int, to_sequence, to_uint_list
+from .convert import to_enum, to_int, to_sequence, to_uint_list
 from .errors import ValidationError
 from .graph import Expression, _graph_of, _packed
 from .ops.copy import CastOperatorDesc, Slice1OperatorDesc
-from .types import DataType, to_data_type
+from .ops.depth_space import DepthToSpace1OperatorDesc, SpaceToDepth1OperatorDesc, output_sizes
+from .types import DataType, DepthSpaceOrder, to_data_type
 
-__all__ = ["cast", "slice"]
+__all__ = ["cast", "depth_to_space", "slice", "space_to_depth"]
 
 
 def cast(x: Expression, data_type: DataType | str) -> Expression:
@@ -59,4 +60,44 @@ def slice(x: Expression, offsets: Sequence[int], sizes: Sequence[int],
         raise ValidationError(f"{function}: strides is {list(steps)}; a stride must not be 0")
     output = [1 + max(size - 1, 0) // abs(step) for size, step in zip(window_sizes, steps, strict=True)]
     desc = Slice1OperatorDesc(x.desc, _packed(x.dtype, output), rank, window_offsets, window_sizes, steps)
+    return graph._add_operator(desc, [x])[0]
+
+
+def space_to_depth(x: Expression, block_size: int,
+                   order: DepthSpaceOrder | str = DepthSpaceOrder.DEPTH_COLUMN_ROW) -> Expression:
+    """dml::SpaceToDepth -> DML_OPERATOR_SPACE_TO_DEPTH1: x's [N, C, H, W] blocks of block_size x block_size moved into
+    depth, [N, C * block_size^2, H / block_size, W / block_size], in `order` (DML_DEPTH_SPACE_ORDER).
+
+    >>> from opendml import Device, Graph
+    >>> g = Graph(Device()); space_to_depth(g.input([1, 2, 4, 6], "FLOAT32"), 2).sizes
+    (1, 8, 2, 3)
+    """
+    return _depth_space("dml.space_to_depth", SpaceToDepth1OperatorDesc, x, block_size, order)
+
+
+def depth_to_space(x: Expression, block_size: int,
+                   order: DepthSpaceOrder | str = DepthSpaceOrder.DEPTH_COLUMN_ROW) -> Expression:
+    """dml::DepthToSpace -> DML_OPERATOR_DEPTH_TO_SPACE1: x's [N, C, H, W] depth moved into blocks of block_size x
+    block_size, [N, C / block_size^2, H * block_size, W * block_size], in `order` (DML_DEPTH_SPACE_ORDER).
+
+    >>> from opendml import Device, Graph
+    >>> g = Graph(Device()); depth_to_space(g.input([1, 8, 2, 3], "FLOAT32"), 2).sizes
+    (1, 2, 4, 6)
+    """
+    return _depth_space("dml.depth_to_space", DepthToSpace1OperatorDesc, x, block_size, order)
+
+
+def _depth_space(function: str, desc_type: type[SpaceToDepth1OperatorDesc | DepthToSpace1OperatorDesc],
+                 x: Expression, block_size: int, order: DepthSpaceOrder | str) -> Expression:
+    graph = _graph_of(function, x=x)
+    block = to_int(function, "block_size", block_size, low=1, high=2**32 - 1)
+    chosen = to_enum(function, "order", order, DepthSpaceOrder, "DML_DEPTH_SPACE_ORDER_")
+    if len(x.sizes) != 4:
+        raise ValidationError(f"{function}: x has {len(x.sizes)} dimensions ({list(x.sizes)}); it must have 4")
+    sizes = output_sizes(desc_type.TO_SPACE, tuple(x.sizes), block)
+    if sizes is None:
+        raise ValidationError(f"{function}: block_size is {block}; x's sizes {list(x.sizes)} must be divisible "
+                              + ("along the channels by block_size^2" if desc_type.TO_SPACE else
+                                 "along height and width by block_size"))
+    desc = desc_type(x.desc, _packed(x.dtype, sizes), block, chosen)
     return graph._add_operator(desc, [x])[0]

@@ -223,6 +223,19 @@ class ConvolutionDirection(enum.IntEnum):
         return parse_enum(cls, value, "DML_CONVOLUTION_DIRECTION_")
 
 
+class DepthSpaceOrder(enum.IntEnum):
+    """DML_DEPTH_SPACE_ORDER (DEPTH_TO_SPACE1, SPACE_TO_DEPTH1): the depth dimension's layout, [Batch, (BlockHeight,
+    BlockWidth, Channels), Height, Width] (DEPTH_COLUMN_ROW) or [Batch, (Channels, BlockHeight, BlockWidth), Height,
+    Width] (COLUMN_ROW_DEPTH)."""
+
+    DEPTH_COLUMN_ROW = 0
+    COLUMN_ROW_DEPTH = 1
+
+    @classmethod
+    def parse(cls, value: object) -> DepthSpaceOrder:
+        return parse_enum(cls, value, "DML_DEPTH_SPACE_ORDER_")
+
+
 def parse_enum(enum_type: type[EnumT], value: object, prefix: str) -> EnumT:
     """A member of an IntEnum from a member, its value or its (short or DML-prefixed) name (convert.to_enum)."""
     return to_enum(enum_type.__name__, "", value, enum_type, prefix)
@@ -291,6 +304,8 @@ class OperatorType(enum.IntEnum):
     SPLIT = 62
     JOIN = 63
     GATHER = 67
+    SPACE_TO_DEPTH = 68
+    DEPTH_TO_SPACE = 69
     MEAN_VARIANCE_NORMALIZATION = 73
     ELEMENT_WISE_SIGN = 79
     ELEMENT_WISE_IS_NAN = 80
@@ -317,6 +332,8 @@ class OperatorType(enum.IntEnum):
     CUMULATIVE_SUMMATION = 105
     GATHER_ND = 108
     SLICE1 = 111
+    DEPTH_TO_SPACE1 = 113
+    SPACE_TO_DEPTH1 = 114
     MEAN_VARIANCE_NORMALIZATION1 = 115
     ELEMENT_WISE_BIT_AND = 121
     ELEMENT_WISE_BIT_OR = 122

@@ -313,7 +313,8 @@ class ElementWiseKernel(GpuKernel):
             window = getattr(desc, "input_window", None)
             if window is not None:   # SLICE, SLICE1 (ops/copy.py): the window's first element, signed strides
                 base, signed = window()  # wrapping u32 arithmetic: exact, as every offset read is inside the input
-                block = params.add_tensor(output.sizes, [stride & 0xFFFFFFFF for stride in signed])
+                view_sizes = getattr(desc, "input_view_sizes", lambda: output.sizes)()   # depth/space: 6-D
+                block = params.add_tensor(view_sizes, [stride & 0xFFFFFFFF for stride in signed])
                 at = f"({base}u + offset_of({block}u, o))"
             else:
                 sizes, (strides,) = merge_dimensions(tensor.sizes, tensor.element_strides)

@@ -36,8 +36,9 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     float_type = compute_float(view_types)
     views = {name: viewer(tensor) for name, tensor in tensors.items()}
     window = getattr(operator, "input_window", None)
-    if window is not None:   # SLICE, SLICE1: InputTensor read through the window (ops/copy.py)
-        views["InputTensor"] = _window_viewer(tensors["OutputTensor"].sizes, view_types["InputTensor"], *window())
+    if window is not None:   # SLICE, SLICE1, the depth/space operators: InputTensor read through the window
+        view_sizes = getattr(operator, "input_view_sizes", lambda: output_sizes)()   # ops/depth_space.py: 6-D
+        views["InputTensor"] = _window_viewer(view_sizes, output_sizes, view_types["InputTensor"], *window())
     scale_bias, scaled = operator.scale_bias_value(), operator.scaled_inputs()
     inputs_of = [(name, variable) for name, variable in operator.INFO.inputs]
     output_dtype = output_type.numpy_dtype
@@ -64,12 +65,15 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     return kernel
 
 
-def _window_viewer(sizes: Sequence[int], data_type: Any, base: int, strides: Sequence[int]) -> Any:
-    """The view of a flat input that starts at element `base` and steps by the signed element `strides` (NumPy
-    refuses a view that would leave the flat array)."""
+def _window_viewer(sizes: Sequence[int], shape: Sequence[int], data_type: Any, base: int,
+                   strides: Sequence[int]) -> Any:
+    """The view of a flat input that starts at element `base` and steps by the signed element `strides` along
+    `sizes`, read as `shape` (the output's; a copy where the two differ) (NumPy refuses a view that would leave the
+    flat array)."""
     size = data_type.element_size
 
     def view(flat: FlatArray) -> FlatArray:
-        return np.ndarray(tuple(sizes), flat.dtype, flat, base * size, tuple(stride * size for stride in strides))
+        window = np.ndarray(tuple(sizes), flat.dtype, flat, base * size, tuple(stride * size for stride in strides))
+        return window.reshape(tuple(shape))
 
     return view
