@@ -1459,3 +1459,18 @@ def reference_padding(x: np.ndarray, mode: str, start: Sequence[int], end: Seque
 def reference_tile(x: np.ndarray, repeats: Sequence[int]) -> np.ndarray:
     """np.tile: x repeated along each dimension."""
     return np.tile(x, tuple(repeats))
+
+
+# -- REVERSE_SUBSEQUENCES (issue 28) ---------------------------------------------------------------------------------
+
+def reference_reverse_subsequences(x: np.ndarray, lengths: np.ndarray, axis: int) -> np.ndarray:
+    """The page element by element: output[.., k, ..] = x[.., L - 1 - k, ..] for k < L, x[.., k, ..] otherwise, L the
+    sequence's length (lengths at the same coordinates, 0 along axis) clamped to x's size along axis."""
+    result = np.zeros_like(x)
+    size = x.shape[axis]
+    for coordinate in np.ndindex(*x.shape):
+        k = coordinate[axis]
+        length = min(int(lengths[(*coordinate[:axis], 0, *coordinate[axis + 1:])]), size)
+        source = length - 1 - k if k < length else k
+        result[coordinate] = x[(*coordinate[:axis], source, *coordinate[axis + 1:])]
+    return result

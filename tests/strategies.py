@@ -841,3 +841,18 @@ def depth_space_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.F
     extra = [draw(st.sampled_from(list(dml.DepthSpaceOrder)))] if hasattr(cls, "__dataclass_fields__") and \
         "order" in cls.__dataclass_fields__ else []
     return cls(draw(input_desc(data_type, source)), draw(output_desc(data_type, target)), b, *extra)  # type: ignore
+
+
+@draws_descriptors(dml.ReverseSubsequencesOperatorDesc)
+@st.composite
+def reverse_subsequences_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc],
+                               level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """Any REVERSE_SUBSEQUENCES of the row in force: any axis, input, lengths and output of any layout."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, high))))
+    axis = draw(st.integers(0, len(sizes) - 1))
+    counts = [1 if dim == axis else size for dim, size in enumerate(sizes)]
+    return cls(draw(input_desc(data_type, sizes)), draw(input_desc(dml.DataType.UINT32, counts)),  # type: ignore
+               draw(output_desc(data_type, sizes)), axis)

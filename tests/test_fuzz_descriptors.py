@@ -624,6 +624,12 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
 
         assert inputs[0] is not None
         assert np.array_equal(_bits_of(outputs[0]), _bits_of(reference_depth_space(inputs[0], desc))), desc
+    elif isinstance(desc, dml.ReverseSubsequencesOperatorDesc):
+        from reference import reference_reverse_subsequences
+
+        assert inputs[0] is not None and inputs[1] is not None
+        want = reference_reverse_subsequences(inputs[0], inputs[1], desc.axis)
+        assert np.array_equal(_bits_of(outputs[0]), _bits_of(want)), desc
     elif isinstance(desc, GeneratorOperatorDesc):
         from test_generators import check_generator
 

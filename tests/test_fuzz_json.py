@@ -112,6 +112,8 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [1, 1, 2, 4]), T(F32, [1, 4, 1, 2]), 2, "COLUMN_ROW_DEPTH"),
         dml.DepthToSpace1OperatorDesc: lambda: dml.DepthToSpace1OperatorDesc(
             T(F32, [1, 4, 1, 2]), T(F32, [1, 1, 2, 4]), 2, "COLUMN_ROW_DEPTH"),
+        dml.ReverseSubsequencesOperatorDesc: lambda: dml.ReverseSubsequencesOperatorDesc(
+            T(F32, [1, 1, 3, 4]), T("UINT32", [1, 1, 3, 1]), T(F32, [1, 1, 3, 4]), 3),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

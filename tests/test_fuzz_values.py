@@ -447,6 +447,8 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
                             "order": "COLUMN_ROW_DEPTH"},
         "DEPTH_TO_SPACE1": {"input_tensor": T([1, 4, 1, 1]), "output_tensor": x4, "block_size": 2,
                             "order": "COLUMN_ROW_DEPTH"},
+        "REVERSE_SUBSEQUENCES": {"input_tensor": x4, "sequence_lengths_tensor": T([1, 1, 2, 1], "UINT32"),
+                                 "output_tensor": x4, "axis": 3},
         "SLICE": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4, "offsets": [0, 0, 1, 0],
                   "sizes": [1, 1, 1, 2], "strides": [1, 1, 1, 1]},
         "SLICE1": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4,
@@ -550,6 +552,8 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "space_to_depth": (dml.space_to_depth, {"x": x4, "block_size": 2, "order": "COLUMN_ROW_DEPTH"}),
         "depth_to_space": (dml.depth_to_space, {"x": g.input([1, 4, 1, 1], F32), "block_size": 2,
                                                 "order": "DEPTH_COLUMN_ROW"}),
+        "reverse_subsequences": (dml.reverse_subsequences, {
+            "x": x4, "sequence_lengths": g.input([1, 1, 2, 1], "UINT32"), "axis": -1}),
         "slice": (dml.slice, {"x": x, "offsets": [0, 1], "sizes": [2, 2], "strides": [1, -1]}),
         "cumulative_summation": (dml.cumulative_summation, {"x": x, "axis": -1, "axis_direction": "DECREASING",
                                                             "has_exclusive_sum": True}),

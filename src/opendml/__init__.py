@@ -156,6 +156,12 @@ globals().update({cls.__name__: cls for cls in _depth_space.CLASSES.values()})
 __all__ += [cls.__name__ for cls in _depth_space.CLASSES.values()] + ["DepthSpaceOrder", "depth_to_space",
                                                                          "space_to_depth"]
 
+# REVERSE_SUBSEQUENCES (ops/reverse_subsequences.py, issue 28): a kernel of its own on every backend.
+from .graph_copy import reverse_subsequences  # noqa: E402
+from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc  # noqa: E402
+
+__all__ += ["ReverseSubsequencesOperatorDesc", "reverse_subsequences"]
+
 # The scans (ops/cumulative.py, issue 28).
 from .graph import cumulative_product, cumulative_summation  # noqa: E402
 from .ops.cumulative import CumulativeProductOperatorDesc, CumulativeSummationOperatorDesc  # noqa: E402

@@ -97,6 +97,7 @@ from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDe
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc, reduced_sizes
+from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .ops.split import SplitOperatorDesc
 from .tensor import TensorDesc, packed_strides
 from .types import ConvolutionDirection, DataType, ExecutionFlags, FeatureLevel, MatrixTransform, ReduceFunction
@@ -1101,6 +1102,30 @@ def _lower_depth_space(desc: DepthSpaceBase, context: _Context, x: DaskArray) ->
     return x.map_blocks(task, dtype=dtype, chunks=chunks, meta=_meta(4, dtype), name=_key(_token(desc), task, x))
 
 
+# -- REVERSE_SUBSEQUENCES -------------------------------------------------------------------------------------------
+
+def _reverse_chunk(desc: ReverseSubsequencesOperatorDesc, context: _Context, block: Any, lengths: Any) -> NDArray:
+    """One block's output by the node's kernel (the block holds whole sequences: Axis is one chunk)."""
+    block, lengths = np.asarray(block), np.asarray(lengths)
+    kind = replace(desc, input_tensor=_packed(desc.input_tensor.data_type, block.shape),
+                   sequence_lengths_tensor=_packed(DataType.UINT32, lengths.shape),
+                   output_tensor=_packed(desc.output_tensor.data_type, block.shape))
+    return _run(kind, context, [block, lengths])[0]
+
+
+def _lower_reverse(desc: ReverseSubsequencesOperatorDesc, context: _Context, x: DaskArray,
+                   lengths: DaskArray) -> DaskArray:
+    """REVERSE_SUBSEQUENCES blockwise: Axis in one chunk, the lengths chunked as x along every other dimension."""
+    da = _dask_array()
+    axis = desc.axis
+    x = x.rechunk({axis: -1})
+    lengths = lengths.rechunk(tuple((1,) if dim == axis else x.chunks[dim] for dim in range(x.ndim)))
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    task = functools.partial(_reverse_chunk, desc, context)
+    return da.map_blocks(task, x, lengths, dtype=dtype, chunks=x.chunks, meta=_meta(x.ndim, dtype),
+                         name=_key(_token(desc), task, x, lengths))
+
+
 # -- CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT ------------------------------------------------------------------------
 
 def _tally_chunk(desc: CumulativeOperatorDesc, context: _Context, block: Any, carry: Any = None) -> NDArray:
@@ -1191,6 +1216,8 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         return [whole[cuts]]
     if isinstance(desc, DepthSpaceBase):
         return [_lower_depth_space(desc, context, inputs[0])]
+    if isinstance(desc, ReverseSubsequencesOperatorDesc):
+        return [_lower_reverse(desc, context, inputs[0], inputs[1])]
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
     x: DaskArray = inputs[0]

@@ -13,9 +13,10 @@ from .errors import ValidationError
 from .graph import Expression, _graph_of, _packed
 from .ops.copy import CastOperatorDesc, Slice1OperatorDesc
 from .ops.depth_space import DepthToSpace1OperatorDesc, SpaceToDepth1OperatorDesc, output_sizes
+from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .types import DataType, DepthSpaceOrder, to_data_type
 
-__all__ = ["cast", "depth_to_space", "slice", "space_to_depth"]
+__all__ = ["cast", "depth_to_space", "reverse_subsequences", "slice", "space_to_depth"]
 
 
 def cast(x: Expression, data_type: DataType | str) -> Expression:
@@ -101,3 +102,21 @@ def _depth_space(function: str, desc_type: type[SpaceToDepth1OperatorDesc | Dept
                                  "along height and width by block_size"))
     desc = desc_type(x.desc, _packed(x.dtype, sizes), block, chosen)
     return graph._add_operator(desc, [x])[0]
+
+
+def reverse_subsequences(x: Expression, sequence_lengths: Expression, axis: int) -> Expression:
+    """dml::ReverseSubsequences -> DML_OPERATOR_REVERSE_SUBSEQUENCES: every sequence of x along `axis` (negative:
+    from the end) reversed within its length (sequence_lengths: UINT32, x's sizes with 1 along axis; a length past
+    the sequence's end counts as its size), the rest copied.
+
+    >>> from opendml import Device, Graph
+    >>> g = Graph(Device()); x = g.input([3, 4], "FLOAT32")
+    >>> reverse_subsequences(x, g.input([3, 1], "UINT32"), -1).sizes
+    (3, 4)
+    """
+    function = "dml.reverse_subsequences"
+    graph = _graph_of(function, x=x, sequence_lengths=sequence_lengths)
+    rank = len(x.sizes)
+    chosen = to_int(function, "axis", axis, low=-rank, high=rank - 1)
+    desc = ReverseSubsequencesOperatorDesc(x.desc, sequence_lengths.desc, _packed(x.dtype, x.sizes), chosen % rank)
+    return graph._add_operator(desc, [x, sequence_lengths])[0]
