@@ -1474,3 +1474,33 @@ def reference_reverse_subsequences(x: np.ndarray, lengths: np.ndarray, axis: int
         source = length - 1 - k if k < length else k
         result[coordinate] = x[(*coordinate[:axis], source, *coordinate[axis + 1:])]
     return result
+
+
+def reference_upsample_2d(x: np.ndarray, scale_height: int, scale_width: int, linear: bool) -> np.ndarray:
+    """UPSAMPLE_2D element by element in Python: output (o_y, o_x) maps to the input coordinate (o + 0.5) / scale - 0.5
+    along each of the last two dimensions (in float64), clamped to [0, size - 1]; NEAREST_NEIGHBOR reads
+    floor((o + 0.5) / scale), LINEAR blends floor(t) and the next index (the last at the edge) with the weight frac(t)
+    rounded to float32, in float32: (x00 (1 - wx) + x01 wx) (1 - wy) + (x10 (1 - wx) + x11 wx) wy."""
+    *lead, height, width = x.shape
+    out = np.empty((*lead, height * scale_height, width * scale_width), x.dtype)
+
+    def source(o: int, scale: int, size: int) -> tuple[int, int, np.float32]:
+        t = min(max((o + 0.5) / scale - 0.5, 0.0), size - 1.0)
+        first = math.floor(t)
+        return first, min(first + 1, size - 1), np.float32(t - first)
+
+    one = np.float32(1)
+    for index in np.ndindex(*lead):
+        image = x[index]
+        for oy in range(height * scale_height):
+            for ox in range(width * scale_width):
+                if not linear:
+                    out[(*index, oy, ox)] = image[int((oy + 0.5) / scale_height), int((ox + 0.5) / scale_width)]
+                    continue
+                y0, y1, wy = source(oy, scale_height, height)
+                x0, x1, wx = source(ox, scale_width, width)
+                a, b, c, d = (np.float32(image[i, j]) for i, j in ((y0, x0), (y0, x1), (y1, x0), (y1, x1)))
+                with np.errstate(all="ignore"):
+                    value = (a * (one - wx) + b * wx) * (one - wy) + (c * (one - wx) + d * wx) * wy
+                    out[(*index, oy, ox)] = np.float32(value).astype(x.dtype)
+    return out

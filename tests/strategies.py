@@ -856,3 +856,18 @@ def reverse_subsequences_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc],
     counts = [1 if dim == axis else size for dim, size in enumerate(sizes)]
     return cls(draw(input_desc(data_type, sizes)), draw(input_desc(dml.DataType.UINT32, counts)),  # type: ignore
                draw(output_desc(data_type, sizes)), axis)
+
+
+@draws_descriptors(dml.Upsample2dOperatorDesc)
+@st.composite
+def upsample_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """An upsample of the row in force: a type and rank of its InputTensor, scales 1 to 3, either mode, an input of
+    any layout (zero strides included) and an output of any layout."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, high)), max_side=3, max_elements=24))
+    width, height = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    out_sizes = (*sizes[:-2], sizes[-2] * height, sizes[-1] * width)
+    return dml.Upsample2dOperatorDesc(draw(input_desc(data_type, sizes)), draw(output_desc(data_type, out_sizes)),
+                                      (width, height), draw(st.sampled_from(["NEAREST_NEIGHBOR", "LINEAR"])))

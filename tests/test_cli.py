@@ -37,6 +37,10 @@ def opendml(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 
 # Expected outputs copied by hand from the doc pages and DxDispatch's README (DIGEST 4.5).
 EXPECTED = {
+    # UPSAMPLE_2D LINEAR x2 of [[1, 2], [3, 4]]: taps at (o + 0.5) / 2 - 0.5 = -0.25 (clamped to 0), 0.25, 0.75,
+    # 1.25 (clamped to 1) along each axis: rows 1 + {0, .5, 1.5, 2}, columns + {0, .25, .75, 1} (by hand).
+    "dml_upsample_2d.json": ["Resource 'output': 1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, "
+                             "3.25, 3.75, 4"],
     "dml_reduce.json": ["Resource 'input': 1, 2, 3, 4, 5, 6, 7, 8, 9", "Resource 'output': 6, 15, 24"],
     "reduce_sum_columns.json": ["Resource 'output': 6, 6, 9"],
     "reduce_sum_rows.json": ["Resource 'output': 6, 7, 8"],

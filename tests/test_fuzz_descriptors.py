@@ -638,6 +638,11 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from test_cumulative import check_cumulative
 
         check_cumulative(desc, inputs, outputs[0])
+    elif isinstance(desc, dml.Upsample2dOperatorDesc):
+        from test_upsample import check
+
+        assert inputs[0] is not None
+        check(desc, inputs[0], outputs[0])
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -648,7 +653,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
-    GeneratorOperatorDesc, CumulativeOperatorDesc)
+    GeneratorOperatorDesc, CumulativeOperatorDesc, dml.Upsample2dOperatorDesc)
 
 
 def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:

@@ -104,6 +104,8 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [2, 3]), T(F32, [2, 3]), 1, "DECREASING", True),
         dml.CumulativeProductOperatorDesc: lambda: dml.CumulativeProductOperatorDesc(
             T("INT32", [2, 3]), T("INT32", [2, 3]), 0, "INCREASING", False),
+        dml.Upsample2dOperatorDesc: lambda: dml.Upsample2dOperatorDesc(T(F32, [1, 1, 2, 3]), T(F32, [1, 1, 6, 6]),
+                                                                       (2, 3), "LINEAR"),
         dml.SpaceToDepthOperatorDesc: lambda: dml.SpaceToDepthOperatorDesc(T(F32, [1, 1, 2, 4]), T(F32, [1, 4, 1, 2]),
                                                                            2),
         dml.DepthToSpaceOperatorDesc: lambda: dml.DepthToSpaceOperatorDesc(T(F32, [1, 4, 1, 2]), T(F32, [1, 1, 2, 4]),
@@ -163,6 +165,8 @@ def desc_json(desc: dml.OperatorDesc, wrapped: bool) -> dict[str, Any]:
             result[item.dml_name] = value.name
         elif item.kind is Kind.SCALE_BIAS:
             result[item.dml_name] = {"Scale": value.scale, "Bias": value.bias}
+        elif item.kind is Kind.SIZE_2D:
+            result[item.dml_name] = {"Width": value.width, "Height": value.height}
         elif item.kind is Kind.OPERATOR:
             inner = desc_json(value, wrapped)
             name = value.OPERATOR_TYPE.dml_name

@@ -454,6 +454,8 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
         "SLICE1": {"input_tensor": x4, "output_tensor": T([1, 1, 1, 2]), "dimension_count": 4,
                    "input_window_offsets": [0, 0, 1, 0], "input_window_sizes": [1, 1, 1, 2],
                    "input_window_strides": [1, 1, 1, -1]},
+        "UPSAMPLE_2D": {"input_tensor": x4, "output_tensor": T([1, 1, 2, 6]), "scale_size": (3, 1),
+                        "interpolation_mode": "LINEAR"},
         "CUMULATIVE_SUMMATION": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "axis": 1,
                                  "axis_direction": "DECREASING", "has_exclusive_sum": True},
         "CUMULATIVE_PRODUCT": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "axis": 0,
@@ -555,6 +557,7 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
         "reverse_subsequences": (dml.reverse_subsequences, {
             "x": x4, "sequence_lengths": g.input([1, 1, 2, 1], "UINT32"), "axis": -1}),
         "slice": (dml.slice, {"x": x, "offsets": [0, 1], "sizes": [2, 2], "strides": [1, -1]}),
+        "upsample_2d": (dml.upsample_2d, {"x": x4, "scale_size": (2, 1), "interpolation_mode": "NEAREST_NEIGHBOR"}),
         "cumulative_summation": (dml.cumulative_summation, {"x": x, "axis": -1, "axis_direction": "DECREASING",
                                                             "has_exclusive_sum": True}),
         "cumulative_product": (dml.cumulative_product, {"x": x, "axis": 0, "axis_direction": "INCREASING",
@@ -773,7 +776,7 @@ def all_slots() -> list[Slot]:
 CANONICAL = (int, float, bool, str, type(None))
 CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection,
                    dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias, dml.MatrixTransform, dml.ConvolutionMode,
-                   dml.ConvolutionDirection, dml.DepthSpaceOrder)
+                   dml.ConvolutionDirection, dml.DepthSpaceOrder, dml.InterpolationMode, dml.Size2D)
 
 
 def check_canonical(value: object) -> None:

@@ -168,3 +168,11 @@ from .ops.cumulative import CumulativeProductOperatorDesc, CumulativeSummationOp
 
 __all__ += ["CumulativeProductOperatorDesc", "CumulativeSummationOperatorDesc", "cumulative_product",
             "cumulative_summation"]
+
+# UPSAMPLE_2D (ops/upsample.py, issue 28).
+from .graph_upsample import upsample_2d  # noqa: E402
+from .ops.structs import Size2D  # noqa: E402
+from .ops.upsample import Upsample2dOperatorDesc  # noqa: E402
+from .types import InterpolationMode  # noqa: E402
+
+__all__ += ["InterpolationMode", "Size2D", "Upsample2dOperatorDesc", "upsample_2d"]

@@ -99,6 +99,7 @@ from .ops.one_hot import OneHotOperatorDesc
 from .ops.reduce import ReduceOperatorDesc, reduced_sizes
 from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .ops.split import SplitOperatorDesc
+from .ops.upsample import Upsample2dOperatorDesc
 from .tensor import TensorDesc, packed_strides
 from .types import ConvolutionDirection, DataType, ExecutionFlags, FeatureLevel, MatrixTransform, ReduceFunction
 
@@ -1126,6 +1127,30 @@ def _lower_reverse(desc: ReverseSubsequencesOperatorDesc, context: _Context, x: 
                          name=_key(_token(desc), task, x, lengths))
 
 
+# -- UPSAMPLE_2D -----------------------------------------------------------------------------------------------------
+
+def _upsample_chunk(desc: Upsample2dOperatorDesc, context: _Context, block: Any) -> NDArray:
+    """One block's output by the node's kernel, on a descriptor of the block's sizes (whole images)."""
+    block = np.asarray(block)
+    data_type = desc.input_tensor.data_type
+    scale = desc.scale_size
+    sizes = (*block.shape[:-2], block.shape[-2] * scale.height, block.shape[-1] * scale.width)
+    kind = replace(desc, input_tensor=_packed(data_type, block.shape), output_tensor=_packed(data_type, sizes))
+    return _run(kind, context, [block])[0]
+
+
+def _lower_upsample(desc: Upsample2dOperatorDesc, context: _Context, x: DaskArray) -> DaskArray:
+    """UPSAMPLE_2D blockwise: batch, channel (and depth) keep their chunks; height and width are rechunked to one
+    chunk each (a LINEAR tap reads its neighbour across any cut), so each block is whole images."""
+    rank = x.ndim
+    x = x.rechunk({rank - 2: -1, rank - 1: -1})
+    scale = (*([1] * (rank - 2)), desc.scale_size.height, desc.scale_size.width)
+    chunks = tuple(tuple(c * scale[dim] for c in x.chunks[dim]) for dim in range(rank))
+    dtype = desc.output_tensor.data_type.numpy_dtype
+    task = functools.partial(_upsample_chunk, desc, context)
+    return x.map_blocks(task, dtype=dtype, chunks=chunks, meta=_meta(rank, dtype), name=_key(_token(desc), task, x))
+
+
 # -- CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT ------------------------------------------------------------------------
 
 def _tally_chunk(desc: CumulativeOperatorDesc, context: _Context, block: Any, carry: Any = None) -> NDArray:
@@ -1220,6 +1245,8 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         return [_lower_reverse(desc, context, inputs[0], inputs[1])]
     if isinstance(desc, GeneratorOperatorDesc):
         return [_lower_generator(desc, inputs)]
+    if isinstance(desc, Upsample2dOperatorDesc):
+        return [_lower_upsample(desc, context, inputs[0])]
     x: DaskArray = inputs[0]
     if isinstance(desc, CumulativeOperatorDesc):
         return [_lower_cumulative(desc, context, x)]

@@ -1484,7 +1484,7 @@ class CompiledGraph:
         self.flags = flags
         if isinstance(outputs, Expression):
             outputs = [outputs]
-        if not isinstance(outputs, Sequence) or isinstance(outputs, str):
+        if not isinstance(outputs, Sequence) or isinstance(outputs, (str, bytes, bytearray, memoryview)):
             raise ValidationError(f"{label}: outputs is a {type(outputs).__name__}; it must be a list of "
                                   f"dml.Expression")
         if not outputs:

@@ -166,6 +166,18 @@ class AxisDirection(enum.IntEnum):
         return parse_enum(cls, value, "DML_AXIS_DIRECTION_")
 
 
+class InterpolationMode(enum.IntEnum):
+    """DML_INTERPOLATION_MODE (UPSAMPLE_2D): the input element nearest to each output element's centre, or the
+    weighted average of the two nearest along each upsampled dimension."""
+
+    NEAREST_NEIGHBOR = 0
+    LINEAR = 1
+
+    @classmethod
+    def parse(cls, value: object) -> InterpolationMode:
+        return parse_enum(cls, value, "DML_INTERPOLATION_MODE_")
+
+
 class RoundingMode(enum.IntEnum):
     """DML_ROUNDING_MODE (ELEMENT_WISE_ROUND)."""
 
@@ -303,6 +315,7 @@ class OperatorType(enum.IntEnum):
     CAST = 61
     SPLIT = 62
     JOIN = 63
+    UPSAMPLE_2D = 66
     GATHER = 67
     SPACE_TO_DEPTH = 68
     DEPTH_TO_SPACE = 69

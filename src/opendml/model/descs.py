@@ -23,7 +23,7 @@ import numpy as np
 
 from ..convert import UINT64_MAX, describe
 from ..errors import DmlError
-from ..ops.structs import ScaleBias
+from ..ops.structs import ScaleBias, Size2D
 from ..tensor import TensorDesc
 from ..types import DataType, OperatorType, TensorFlags, parse_enum
 from .document import child_path
@@ -36,6 +36,7 @@ TENSOR_KEYS = frozenset({"Type", "DataType", "Flags", "DimensionCount", "Sizes",
                          "GuaranteedBaseOffsetAlignment"})
 WRAPPED_KEYS = frozenset({"Type", "Desc"})
 SCALE_BIAS_KEYS = frozenset({"Scale", "Bias"})
+SIZE_2D_KEYS = frozenset({"Width", "Height"})
 #: DML_SCALAR_UNION's member that holds a value of each data type (a FLOAT16 is held as its bits, in UInt16).
 SCALAR_MEMBERS = {
     DataType.FLOAT16: "UInt16", DataType.FLOAT32: "Float32", DataType.FLOAT64: "Float64", DataType.UINT8: "UInt8",
@@ -151,6 +152,8 @@ def _field_value(desc_type: DescClass, item: Field, path: str, value: Any, read:
             raise ModelError(path, str(error)) from None
     if item.kind is Kind.SCALE_BIAS:
         return None if value is None else read_scale_bias(path, value)
+    if item.kind is Kind.SIZE_2D:
+        return read_size_2d(path, value)
     if item.kind is Kind.SCALAR:
         assert item.type_field is not None
         type_field = next(field for field in fields_of(desc_type) if field.dml_name == item.type_field)
@@ -179,6 +182,15 @@ def read_scale_bias(path: str, value: Any) -> ScaleBias:
         return ScaleBias(scale, bias)
     except DmlError as error:
         raise located(path, error) from None
+
+
+def read_size_2d(path: str, value: Any) -> Size2D:
+    """DML_SIZE_2D: {"Width": ..., "Height": ...}, both UINT and both required (UPSAMPLE_2D's ScaleSize)."""
+    expect(value, dict, path, 'a DML_SIZE_2D object {"Width": ..., "Height": ...}')
+    no_unknown(value, path, SIZE_2D_KEYS)
+    width = json_uint(require(value, "Width", path, object), f"{path}.Width")
+    height = json_uint(require(value, "Height", path, object), f"{path}.Height")
+    return Size2D(width, height)
 
 
 def read_scalar(path: str, value: Any, data_type: DataType, type_field: str) -> int | float:

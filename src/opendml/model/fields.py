@@ -3,7 +3,8 @@
 Derived from the descriptor dataclasses themselves (names in snake case become DML's CamelCase; the type hints
 give the kind), so that a new operator needs no entry here. The only irregular names are DML's array counts.
 A field hinted `ScalarValue` (int | float) is a DML_SCALAR_UNION whose data type is the DataType field before it in
-the struct (CLIP1: MinMaxDataType, then Min and Max); `ScaleBias` is DML_SCALE_BIAS.
+the struct (CLIP1: MinMaxDataType, then Min and Max); `ScaleBias` is DML_SCALE_BIAS, `Size2D`
+DML_SIZE_2D.
 
 No operator is imported here (ops/base.py builds `OperatorDesc.from_dml` on this package): a hint is an operator
 desc when it is a class that shares the descriptor's registry, which every OperatorDesc does.
@@ -19,13 +20,14 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from ..ops.structs import ScaleBias
+from ..ops.structs import ScaleBias, Size2D
 from ..tensor import TensorDesc
 from ..types import DataType
 
 #: DML's count field for an array field whose count name is not simply the singular form. CONVOLUTION's five arrays
 #: share one count, DimensionCount, itself a field of the struct (read before them; each array must have that many).
 COUNT_FIELDS = {"Axes": "AxisCount", "OutputTensors": "OutputCount", "InputTensors": "InputCount",
+                "Repeats": "RepeatsCount",
                 **dict.fromkeys(("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding", "Offsets",
                                  "Sizes", "InputWindowOffsets", "InputWindowSizes", "InputWindowStrides"),
                                 "DimensionCount")}
@@ -44,6 +46,7 @@ class Kind(enum.Enum):
     OPERATOR = "operator desc"
     SCALE_BIAS = "DML_SCALE_BIAS"
     SCALAR = "DML_SCALAR_UNION"
+    SIZE_2D = "DML_SIZE_2D"
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ def _kind(hint: Any, desc_type: Any) -> tuple[Kind, bool, type[enum.Enum] | None
             return Kind.OPERATOR, False, None
         if issubclass(hint, ScaleBias):
             return Kind.SCALE_BIAS, False, None
+        if issubclass(hint, Size2D):
+            return Kind.SIZE_2D, False, None
         if issubclass(hint, enum.Enum):
             return Kind.ENUM, False, hint
         if issubclass(hint, bool):

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..convert import to_enum, to_uint, to_uint_list
+from ..convert import describe, to_enum, to_uint, to_uint_list
 from ..errors import ValidationError
 from ..support import F16, F32, L, SupportTable, check_support, row
 from ..tensor import MAX_DIMENSION_COUNT, TensorDesc
@@ -219,8 +219,8 @@ class ConvolutionOperatorDesc(OperatorDesc):
         for name, field, _ in ARRAYS:
             items: tuple[int, ...] = getattr(self, field)
             if len(items) != self.spatial_count:
-                raise ValidationError(f"{operator}: {name} has {len(items)} items {list(items)}; it must have "
-                                      f"DimensionCount ({self.spatial_count})")
+                raise ValidationError(f"{operator}: {name} has {len(items)} items {describe(list(items))}; it must "
+                                      f"have DimensionCount ({self.spatial_count})")
         for name, items in (("Strides", self.spatial_strides), ("Dilations", self.spatial_dilations)):
             for axis, value in enumerate(items):
                 if value < 1:

@@ -1,0 +1,104 @@
+"""UPSAMPLE_2D on the CPU: one numba kernel, parallel over output rows.
+
+The dimensions before height and width are walked through offset tables (one entry per image: batch, channel and
+depth); a task is one output row of one image. NEAREST_NEIGHBOR is a gather of columns: each output element is the
+raw bits of the input element at (o_y // ScaleSize.Height, o_x // ScaleSize.Width), so every value (NaN payloads
+too) is copied exactly. LINEAR reads the two taps per axis that ops/upsample.taps gives (indices and float32
+weights, worked out once per descriptor) and blends them in float32 in the order ops/upsample.py states (FLOAT16
+widened exactly and each output rounded once: element_wise.load_element / store_element), the same arithmetic as
+the NumPy kernel's. Any strides; the input is never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numba
+import numpy as np
+
+from ...ops.base import OperatorDesc
+from ...ops.upsample import Upsample2dOperatorDesc, nearest, taps
+from ...tensor import TensorDesc
+from ...types import DataType, ExecutionFlags
+from .. import FlatArray, Kernel
+from .element_wise import load_element, store_element
+from .float16 import F16_TAG, NATIVE_TAG
+from .memory_kernels import PARALLEL_LAUNCH
+
+
+def _gather_rows(x: Any, y: Any, x_bases: Any, y_bases: Any, rows: Any, columns: Any, out_height: int,
+                 x_row: int, x_column: int, y_row: int, y_column: int) -> None:
+    out_width = columns.size
+    for task in numba.prange(x_bases.size * out_height):
+        image, oy = task // out_height, task % out_height
+        xs = x_bases[image] + rows[oy] * x_row
+        ys = y_bases[image] + oy * y_row
+        for ox in range(out_width):
+            y[ys + ox * y_column] = x[xs + columns[ox] * x_column]
+
+
+def _blend_rows(x: Any, y: Any, x_bases: Any, y_bases: Any, y0: Any, y1: Any, wy: Any, x0: Any, x1: Any, wx: Any,
+                x_row: int, x_column: int, y_row: int, y_column: int, tag: Any) -> None:
+    out_height, out_width = wy.size, wx.size
+    one = np.float32(1)
+    for task in numba.prange(x_bases.size * out_height):
+        image, oy = task // out_height, task % out_height
+        top = x_bases[image] + y0[oy] * x_row
+        bottom = x_bases[image] + y1[oy] * x_row
+        ys = y_bases[image] + oy * y_row
+        weight_y = wy[oy]
+        keep_y = one - weight_y
+        for ox in range(out_width):
+            weight_x = wx[ox]
+            keep_x = one - weight_x
+            left, right = x0[ox] * x_column, x1[ox] * x_column
+            upper = load_element(x, top + left, tag) * keep_x + load_element(x, top + right, tag) * weight_x
+            lower = load_element(x, bottom + left, tag) * keep_x + load_element(x, bottom + right, tag) * weight_x
+            store_element(y, ys + ox * y_column, upper * keep_y + lower * weight_y, tag)
+
+
+_gather: Any = numba.njit(cache=True, parallel=True)(_gather_rows)
+_blend: Any = numba.njit(cache=True, parallel=True, fastmath=False)(_blend_rows)
+
+
+def _bases(desc: TensorDesc) -> np.ndarray:
+    """The element offset of each image (every position of the dimensions before height and width, row-major)."""
+    bases = np.zeros(1, np.int64)
+    for size, stride in zip(desc.sizes[:-2], desc.element_strides[:-2], strict=True):
+        bases = (bases[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+    return bases
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    upsample = cast(Upsample2dOperatorDesc, desc)
+    source, result = upsample.input_tensor, upsample.output_tensor
+    scale = upsample.scale_size
+    height, width = source.sizes[-2:]
+    out_height, out_width = result.sizes[-2:]
+    x_bases, y_bases = _bases(source), _bases(result)
+    x_row, x_column = source.element_strides[-2:]
+    y_row, y_column = result.element_strides[-2:]
+    half = source.data_type is DataType.FLOAT16
+    bits = np.dtype(np.uint16) if half else source.data_type.numpy_dtype
+
+    if not upsample.linear:
+        rows, columns = nearest(out_height, scale.height), nearest(out_width, scale.width)
+
+        def gather(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+            with PARALLEL_LAUNCH:
+                _gather(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_bases, y_bases, rows,
+                        columns, out_height, x_row, x_column, y_row, y_column)
+
+        return gather
+
+    y0, y1, wy = taps(out_height, scale.height, height)
+    x0, x1, wx = taps(out_width, scale.width, width)
+    tag = F16_TAG if half else NATIVE_TAG
+
+    def blend(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        with PARALLEL_LAUNCH:
+            _blend(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_bases, y_bases, y0, y1, wy, x0,
+                   x1, wx, x_row, x_column, y_row, y_column, tag)
+
+    return blend
