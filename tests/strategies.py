@@ -825,6 +825,33 @@ def cumulative_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Fe
                draw(st.booleans()))
 
 
+@draws_descriptors(dml.PaddingOperatorDesc, dml.Padding1OperatorDesc, dml.TileOperatorDesc)
+@st.composite
+def padding_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """PADDING, PADDING1 or TILE of the row in force: a mode its level allows, paddings up to 3 (wider than the input
+    too), repeats of 1 to 3, an input of any layout (zero strides included) and an output of any layout."""
+    from opendml.ops.padding import MODE_LEVELS, PaddingMode
+
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5)))))
+    source = draw(input_desc(data_type, sizes))
+    most = 3 if len(sizes) <= 3 else 1
+    if cls is dml.TileOperatorDesc:
+        repeats = [draw(st.integers(1, most)) for _ in sizes]
+        out = [size * repeat for size, repeat in zip(sizes, repeats, strict=True)]
+        return cls(source, draw(output_desc(data_type, out)), len(sizes), repeats)  # type: ignore[call-arg]
+    mode = draw(st.sampled_from([mode for mode in PaddingMode if MODE_LEVELS.get(mode, level) <= level]))
+    start = [draw(st.integers(0, most)) for _ in sizes]
+    end = [draw(st.integers(0, most)) for _ in sizes]
+    out = [size + a + b for size, a, b in zip(sizes, start, end, strict=True)]
+    target = draw(output_desc(data_type, out))
+    if cls is dml.Padding1OperatorDesc:
+        return cls(source, target, mode, data_type, 3, len(sizes), start, end)  # type: ignore[call-arg]
+    return cls(source, target, mode, 3.0, len(sizes), start, end)  # type: ignore[call-arg]
+
+
 @draws_descriptors(dml.SpaceToDepthOperatorDesc, dml.DepthToSpaceOperatorDesc, dml.SpaceToDepth1OperatorDesc,
                    dml.DepthToSpace1OperatorDesc)
 @st.composite

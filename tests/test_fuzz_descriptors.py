@@ -638,6 +638,13 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         from test_cumulative import check_cumulative
 
         check_cumulative(desc, inputs, outputs[0])
+    elif isinstance(desc, (dml.PaddingOperatorDesc, dml.Padding1OperatorDesc, dml.TileOperatorDesc)):
+        from reference import reference_padding, reference_tile
+
+        assert inputs[0] is not None
+        want = reference_tile(inputs[0], desc.repeats) if isinstance(desc, dml.TileOperatorDesc) else \
+            reference_padding(inputs[0], desc.padding_mode.name, desc.start_padding, desc.end_padding, desc.constant())
+        assert np.array_equal(_bits_of(outputs[0]), _bits_of(want)), desc
     elif isinstance(desc, dml.Upsample2dOperatorDesc):
         from test_upsample import check
 

@@ -104,6 +104,11 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [2, 3]), T(F32, [2, 3]), 1, "DECREASING", True),
         dml.CumulativeProductOperatorDesc: lambda: dml.CumulativeProductOperatorDesc(
             T("INT32", [2, 3]), T("INT32", [2, 3]), 0, "INCREASING", False),
+        dml.PaddingOperatorDesc: lambda: dml.PaddingOperatorDesc(T(F32, [2, 3]), T(F32, [3, 6]), "REFLECTION", 1.5, 2,
+                                                                 [1, 2], [0, 1]),
+        dml.Padding1OperatorDesc: lambda: dml.Padding1OperatorDesc(
+            T("INT64", [2]), T("INT64", [5]), "CONSTANT", "INT64", -7, 1, [1], [2]),
+        dml.TileOperatorDesc: lambda: dml.TileOperatorDesc(T(F32, [2, 3]), T(F32, [4, 3]), 2, [2, 1]),
         dml.Upsample2dOperatorDesc: lambda: dml.Upsample2dOperatorDesc(T(F32, [1, 1, 2, 3]), T(F32, [1, 1, 6, 6]),
                                                                        (2, 3), "LINEAR"),
         dml.SpaceToDepthOperatorDesc: lambda: dml.SpaceToDepthOperatorDesc(T(F32, [1, 1, 2, 4]), T(F32, [1, 4, 1, 2]),

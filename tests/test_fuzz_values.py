@@ -460,6 +460,12 @@ def descriptor_baseline(cls: type[OperatorDesc]) -> dict[str, object]:
                                  "axis_direction": "DECREASING", "has_exclusive_sum": True},
         "CUMULATIVE_PRODUCT": {"input_tensor": T([2, 3]), "output_tensor": T([2, 3]), "axis": 0,
                                "axis_direction": "INCREASING", "has_exclusive_product": False},
+        "PADDING": {"input_tensor": T([2, 3]), "output_tensor": T([3, 6]), "padding_mode": "REFLECTION",
+                    "padding_value": 1.5, "dimension_count": 2, "start_padding": [1, 2], "end_padding": [0, 1]},
+        "PADDING1": {"input_tensor": T([2], "INT64"), "output_tensor": T([5], "INT64"), "padding_mode": "CONSTANT",
+                     "padding_value_data_type": "INT64", "padding_value": -7, "dimension_count": 1,
+                     "start_padding": [1], "end_padding": [2]},
+        "TILE": {"input_tensor": T([2, 3]), "output_tensor": T([4, 3]), "repeats_count": 2, "repeats": [2, 1]},
     }[name]
 
 
@@ -562,6 +568,9 @@ def graph_baselines(g: dml.Graph) -> dict[str, tuple[Callable[..., object], dict
                                                             "has_exclusive_sum": True}),
         "cumulative_product": (dml.cumulative_product, {"x": x, "axis": 0, "axis_direction": "INCREASING",
                                                         "has_exclusive_product": False}),
+        "padding": (dml.padding, {"x": x, "padding_mode": "SYMMETRIC", "padding_value": 0.0, "start_padding": [1, 0],
+                                  "end_padding": [0, 2]}),
+        "tile": (dml.tile, {"x": x, "repeats": [2, 1]}),
         "gemm": (dml.gemm, {"a": x, "b": g.input([3, 2], F32), "c": None, "trans_a": "NONE", "trans_b": "NONE",
                             "alpha": 1.0, "beta": 1.0, "fused_activation": None}),
         "convolution": (dml.convolution, {
@@ -776,7 +785,7 @@ def all_slots() -> list[Slot]:
 CANONICAL = (int, float, bool, str, type(None))
 CONVERTED_TYPES = (dml.TensorDesc, OperatorDesc, dml.DataType, dml.TensorFlags, dml.ReduceFunction, dml.AxisDirection,
                    dml.RoundingMode, dml.IsInfinityMode, dml.ScaleBias, dml.MatrixTransform, dml.ConvolutionMode,
-                   dml.ConvolutionDirection, dml.DepthSpaceOrder, dml.InterpolationMode, dml.Size2D)
+                   dml.ConvolutionDirection, dml.PaddingMode, dml.DepthSpaceOrder, dml.InterpolationMode, dml.Size2D)
 
 
 def check_canonical(value: object) -> None:

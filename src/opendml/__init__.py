@@ -176,3 +176,11 @@ from .ops.upsample import Upsample2dOperatorDesc  # noqa: E402
 from .types import InterpolationMode  # noqa: E402
 
 __all__ += ["InterpolationMode", "Size2D", "Upsample2dOperatorDesc", "upsample_2d"]
+
+# PADDING, PADDING1 and TILE (ops/padding.py, issue 28): a gather through per-dimension index maps.
+from .graph_padding import padding, tile  # noqa: E402
+from .ops.padding import CLASSES as _PADDING_CLASSES  # noqa: E402
+from .ops.padding import PaddingMode  # noqa: E402
+
+globals().update({cls.__name__: cls for cls in _PADDING_CLASSES.values()})
+__all__ += [cls.__name__ for cls in _PADDING_CLASSES.values()] + ["PaddingMode", "padding", "tile"]

@@ -96,6 +96,7 @@ from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from .ops.one_hot import OneHotOperatorDesc
+from .ops.padding import PaddingBase
 from .ops.reduce import ReduceOperatorDesc, reduced_sizes
 from .ops.reverse_subsequences import ReverseSubsequencesOperatorDesc
 from .ops.split import SplitOperatorDesc
@@ -1233,6 +1234,10 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         task = functools.partial(_node_chunk, desc, context, (True,))
         return [source.map_blocks(task, dtype=dtype, meta=_meta(source.ndim, dtype),
                                   name=_key(_token(desc), task, source))]
+    if isinstance(desc, PaddingBase):   # PADDING, PADDING1, TILE (dask_padding.py)
+        from .dask_padding import lower_padding
+
+        return [lower_padding(desc, inputs[0])]
     if isinstance(desc, SliceBase):   # SLICE, SLICE1: Dask's slicing (a negative step from the window's end)
         steps = desc._window()[2]
         cuts = tuple(slice(start, start + step * size if start + step * size >= 0 else None, step)
