@@ -1,5 +1,5 @@
-"""PADDING, PADDING1 and TILE on the cpu: the NumPy kernel (small/padding.py), a gather through per-dimension index
-maps, at any size (a copy: NumPy's indexing moves the bytes as fast as a loop would)."""
+"""PADDING, PADDING1 and TILE on the cpu: the NumPy kernel (small/padding.py), strided band copies at memory speed,
+at any size."""
 
 from .small.padding import compile_kernel
 
