@@ -1504,3 +1504,30 @@ def reference_upsample_2d(x: np.ndarray, scale_height: int, scale_width: int, li
                     value = (a * (one - wx) + b * wx) * (one - wy) + (c * (one - wx) + d * wx) * wy
                     out[(*index, oy, ox)] = np.float32(value).astype(x.dtype)
     return out
+
+
+# -- GATHER and GATHER_ELEMENTS (ops/gather.py) ------------------------------------------------------------------------
+
+def reference_gather_index(indices: np.ndarray, size: int) -> tuple[np.ndarray, bool]:
+    """The index rule worked element by element in Python: a negative index counts from the end of a dimension of
+    `size` once, one still out of range is clamped. Also whether any was out of range (what a debug device
+    refuses). Unsigned 64-bit values are compared as the integers they are."""
+    fixed, bad = [], False
+    for value in indices.reshape(-1).tolist():
+        index = int(value) + size if int(value) < 0 else int(value)
+        bad = bad or not 0 <= index < size
+        fixed.append(min(max(index, 0), size - 1))
+    return np.array(fixed, np.int64).reshape(indices.shape), bad
+
+
+def reference_gather(x: np.ndarray, indices: np.ndarray, axis: int, index_dimensions: int,
+                     sizes: Sequence[int]) -> np.ndarray:
+    """GATHER: x's slices along `axis` at the indices' last `index_dimensions` dimensions, reshaped to the output's
+    `sizes` (np.take on indices made valid by hand)."""
+    meaningful = indices.reshape(indices.shape[indices.ndim - index_dimensions:])
+    return np.take(x, reference_gather_index(meaningful, x.shape[axis])[0], axis=axis).reshape(tuple(sizes))
+
+
+def reference_gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """GATHER_ELEMENTS: np.take_along_axis on indices made valid by hand."""
+    return np.take_along_axis(x, reference_gather_index(indices, x.shape[axis])[0], axis=axis)

@@ -1026,7 +1026,8 @@ def test_dispatchables_opendml_does_not_run(tmp_path: Path, kind: str, fields: d
 @pytest.mark.parametrize(("name", "guess"), [
     ("DML_OPERATOR_REDUCE_SUM", "; did you mean DML_OPERATOR_REDUCE?"),
     ("reduction", "; did you mean DML_OPERATOR_REDUCE?"),
-    ("DML_OPERATOR_GATHERND", "; did you mean DML_OPERATOR_GATHER_ND or DML_OPERATOR_GATHER_ND1?"),
+    ("DML_OPERATOR_GATHERND", "; did you mean DML_OPERATOR_GATHER_ND or DML_OPERATOR_GATHER_ND1 or "
+                              "DML_OPERATOR_GATHER?"),
     ("RELU", "; did you mean DML_OPERATOR_ACTIVATION_RELU or DML_OPERATOR_ACTIVATION_ELU or "
              "DML_OPERATOR_ACTIVATION_GELU?"),
     ("DML_OPERATOR_LSTM", ""),

@@ -34,6 +34,9 @@ from hypothesis import strategies as st
 from reference import (
     gather_nd1_output_sizes,
     reference_arg_min_max,
+    reference_gather,
+    reference_gather_elements,
+    reference_gather_index,
     reference_gather_nd1,
     reference_join,
     reference_one_hot,
@@ -270,6 +273,44 @@ def gather_nd1_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
         "batch_dimension_count": batch})
 
 
+@st.composite
+def gather_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """GATHER: leading size-1 input dimensions before Axis make room for IndexDimensions up to one more than them."""
+    from opendml.ops.gather import GATHER_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    axis = draw(st.integers(0, rank - 1))
+    lead = draw(st.integers(0, min(axis, 2)))
+    count = draw(st.integers(0, lead + 1))
+    input_sizes = [1] * lead + draw(small_sizes(rank - lead, max_side=4, max_elements=64))
+    meaningful = draw(small_sizes(count, max_side=3, max_elements=12))
+    full = input_sizes[:axis] + meaningful + input_sizes[axis + 1:]
+    out_sizes = full[len(full) - rank:] if len(full) >= rank else [1] * (rank - len(full)) + full
+    data_type = draw(data_type_for(_row_types(GATHER_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(GATHER_SUPPORT, level, "IndicesTensor")))
+    return OpSpec(dml.GatherOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, input_sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, [1] * (rank - count) + meaningful)),
+        "output_tensor": draw(tensor_spec(data_type, out_sizes, output=True)), "axis": axis,
+        "index_dimensions": count})
+
+
+@st.composite
+def gather_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    from opendml.ops.gather import GATHER_ELEMENTS_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    axis = draw(st.integers(0, rank - 1))
+    input_sizes = draw(small_sizes(rank, max_side=4, max_elements=64))
+    indices_sizes = [draw(st.integers(1, 4)) if dim == axis else size for dim, size in enumerate(input_sizes)]
+    data_type = draw(data_type_for(_row_types(GATHER_ELEMENTS_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(GATHER_ELEMENTS_SUPPORT, level, "IndicesTensor")))
+    return OpSpec(dml.GatherElementsOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, input_sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, indices_sizes)),
+        "output_tensor": draw(tensor_spec(data_type, indices_sizes, output=True)), "axis": axis})
+
+
 wild_floats = st.one_of(st.floats(-4, 4, width=32), st.sampled_from((0.0, -0.0, 1.0, -1.0, 3.4e38, -3.4e38, 1e39,
                                                                      math.inf, -math.inf, math.nan, 1e-45, 0.5)))
 
@@ -337,7 +378,8 @@ def slice1_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
 
 BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "REDUCE": reduce_base, "SPLIT": split_base, "ONE_HOT": one_hot_base, "GATHER_ND1": gather_nd1_base,
-    "MEAN_VARIANCE_NORMALIZATION1": mvn_base, "SLICE1": slice1_base,
+    "MEAN_VARIANCE_NORMALIZATION1": mvn_base, "SLICE1": slice1_base, "GATHER": gather_base,
+    "GATHER_ELEMENTS": gather_elements_base,
 }
 
 
@@ -521,6 +563,8 @@ def logical_inputs(desc: dml.OperatorDesc, rng: np.random.Generator, kind: str =
             x = index_values(rng, dtype, tensor.sizes, desc.depth)
         elif name == "IndicesTensor" and isinstance(desc, dml.GatherNd1OperatorDesc):
             x = index_values(rng, dtype, tensor.sizes, max(desc.input_tensor.sizes))
+        elif name == "IndicesTensor" and isinstance(desc, AXIS_GATHERS):
+            x = index_values(rng, dtype, tensor.sizes, desc.input_tensor.sizes[desc.axis])
         elif isinstance(desc, dml.MeanVarianceNormalization1OperatorDesc) and name != "InputTensor":
             x = (rng.standard_normal(tensor.sizes) * 2).astype(dtype)
         else:
@@ -579,6 +623,15 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         indices, values = inputs
         assert indices is not None and values is not None
         _assert_same_bits(outputs[0], reference_one_hot(indices, values, desc.depth, desc.axis), "ONE_HOT output")
+    elif isinstance(desc, dml.GatherOperatorDesc):
+        data, indices = inputs
+        assert data is not None and indices is not None
+        _assert_same_bits(outputs[0], reference_gather(data, indices, desc.axis, desc.index_dimensions,
+                                                       desc.output_tensor.sizes), "GATHER output")
+    elif isinstance(desc, dml.GatherElementsOperatorDesc):
+        data, indices = inputs
+        assert data is not None and indices is not None
+        _assert_same_bits(outputs[0], reference_gather_elements(data, indices, desc.axis), "GATHER_ELEMENTS output")
     elif isinstance(desc, dml.GatherNd1OperatorDesc):
         data, indices = inputs
         assert data is not None and indices is not None
@@ -660,12 +713,19 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.ArgMaxOperatorDesc, dml.JoinOperatorDesc, dml.ReduceOperatorDesc, dml.SplitOperatorDesc,
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
-    GeneratorOperatorDesc, CumulativeOperatorDesc, dml.Upsample2dOperatorDesc)
+    GeneratorOperatorDesc, CumulativeOperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc,
+    dml.Upsample2dOperatorDesc)
+#: GATHER and GATHER_ELEMENTS: GATHER_ND1's index rules along Axis.
+AXIS_GATHERS = (dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc)
 
 
-def gather_out_of_range(desc: dml.GatherNd1OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:
+def gather_out_of_range(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:
+    """Whether a debug device refuses these indices (GATHER_ND1, GATHER, GATHER_ELEMENTS)."""
     data, indices = inputs
     assert data is not None and indices is not None
+    if isinstance(desc, AXIS_GATHERS):
+        return reference_gather_index(indices, data.shape[desc.axis])[1]
+    assert isinstance(desc, dml.GatherNd1OperatorDesc)
     _, bad = reference_gather_nd1(data, indices, desc.input_dimension_count, desc.indices_dimension_count,
                                   desc.batch_dimension_count, signed=indices.dtype.kind == "i")
     return bool(bad)
@@ -731,7 +791,7 @@ def run_descriptor(level: dml.FeatureLevel, debug: bool, spec: OpSpec, seed: int
     compiled = device(level, debug).compile_operator(operator)
     rng = np.random.default_rng(seed)
     inputs = logical_inputs(desc, rng)
-    if debug and isinstance(desc, dml.GatherNd1OperatorDesc) and gather_out_of_range(desc, inputs):
+    if debug and isinstance(desc, (dml.GatherNd1OperatorDesc, *AXIS_GATHERS)) and gather_out_of_range(desc, inputs):
         with pytest.raises(dml.BindingError, match="out of range"):
             compiled(*inputs)
         return "dispatched"

@@ -121,6 +121,10 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [1, 4, 1, 2]), T(F32, [1, 1, 2, 4]), 2, "COLUMN_ROW_DEPTH"),
         dml.ReverseSubsequencesOperatorDesc: lambda: dml.ReverseSubsequencesOperatorDesc(
             T(F32, [1, 1, 3, 4]), T("UINT32", [1, 1, 3, 1]), T(F32, [1, 1, 3, 4]), 3),
+        dml.GatherOperatorDesc: lambda: dml.GatherOperatorDesc(T(F32, [1, 3, 2]), T("INT64", [1, 2, 2]),
+                                                               T(F32, [2, 2, 2]), 1, 2),
+        dml.GatherElementsOperatorDesc: lambda: dml.GatherElementsOperatorDesc(
+            T(F32, [3, 3]), T("UINT32", [2, 3]), T(F32, [2, 3]), 0),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

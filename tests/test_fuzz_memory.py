@@ -71,6 +71,8 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "JOIN": dml.JoinOperatorDesc([T(F32, [2, 2]), T(F32, [2, 3], [4, 1])], T(F32, [2, 5], [8, 1]), 1),
         "ARGMAX": dml.ArgMaxOperatorDesc(T(F32, [3, 4], [8, 2]), T(U32, [3, 1]), [1], "DECREASING"),
         "GATHER_ND": dml.GatherNdOperatorDesc(T(F32, [3, 2]), T(U32, [2, 1]), T(F32, [2, 2]), 2, 2),
+        "GATHER": dml.GatherOperatorDesc(T(F32, [3, 2], [1, 4]), T(I64, [1, 3]), T(F32, [3, 3], [8, 2]), 1, 1),
+        "GATHER_ELEMENTS": dml.GatherElementsOperatorDesc(T(F32, [3, 2]), T(U32, [3, 4], [0, 1]), T(F32, [3, 4]), 1),
         "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
             T(F32, [1, 2, 1, 3]), None, T(F32, [1, 2, 1, 1]), T(F32, [1, 2, 1, 3], [12, 6, 6, 2]), True, True, 1e-5),
         "ACTIVATION_SCALED_TANH": dml.ActivationScaledTanhOperatorDesc(
@@ -398,7 +400,7 @@ def guarded_dispatch(level: dml.FeatureLevel, desc: dml.OperatorDesc, seed: int,
     compiled = device.compile_operator(device.create_operator(desc))
     rng = np.random.default_rng(seed)
     logical = logical_inputs(desc, rng)
-    if isinstance(desc, dml.GatherNd1OperatorDesc):
+    if isinstance(desc, (dml.GatherNd1OperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc)):
         assert not device.debug or not gather_out_of_range(desc, logical)
     regions, inputs = [], []
     for index, ((_, tensor), array) in enumerate(zip(desc.input_slots(), logical, strict=True)):

@@ -184,3 +184,9 @@ from .ops.padding import PaddingMode  # noqa: E402
 
 globals().update({cls.__name__: cls for cls in _PADDING_CLASSES.values()})
 __all__ += [cls.__name__ for cls in _PADDING_CLASSES.values()] + ["PaddingMode", "padding", "tile"]
+
+# GATHER and GATHER_ELEMENTS (ops/gather.py, issue 28): GATHER_ND1's kernels over re-strided views.
+from .graph import gather, gather_elements  # noqa: E402
+from .ops.gather import GatherElementsOperatorDesc, GatherOperatorDesc  # noqa: E402
+
+__all__ += ["GatherElementsOperatorDesc", "GatherOperatorDesc", "gather", "gather_elements"]

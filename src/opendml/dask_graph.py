@@ -88,6 +88,7 @@ from .ops.copy import CastOperatorDesc, SliceBase
 from .ops.cumulative import CumulativeOperatorDesc
 from .ops.depth_space import DepthSpaceBase, output_sizes
 from .ops.elementwise import ElementWiseOperatorDesc
+from .ops.gather import GatherElementsOperatorDesc, GatherOperatorDesc
 from .ops.gather_nd import GatherNdOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc, gather_output_sizes
 from .ops.gemm import GemmOperatorDesc
@@ -596,6 +597,33 @@ def _lower_gather(desc: GatherNd1OperatorDesc | GatherNdOperatorDesc, context: _
                         indices, tuple(indices_index), block_ids(tuple(chunks)), out_index,
                         new_axes={dim: 1 for dim in range(pad)}, dtype=dtype, meta=_meta(rank, dtype),
                         align_arrays=False, concatenate=True, token=_token(desc))
+
+
+def _lower_gather_axis(desc: GatherOperatorDesc | GatherElementsOperatorDesc, context: _Context, x: DaskArray,
+                       indices: DaskArray) -> DaskArray:
+    """GATHER and GATHER_ELEMENTS as the GATHER_ND1 their kernels run (ops/gather.py): the same views of the Dask
+    arrays (leading 1s, the indices broadcast over GATHER's batch dimensions, GATHER_ELEMENTS' Axis moved last),
+    GATHER_ND1's lowering (the gathered axis in one chunk, blockwise over the rest), then the output's own view."""
+    da = _dask_array()
+    rank, axis = x.ndim, desc.axis
+    packed = replace(desc, input_tensor=_packed(desc.input_tensor.data_type, x.shape),
+                     indices_tensor=_packed(desc.indices_tensor.data_type, indices.shape),
+                     output_tensor=_packed(desc.output_tensor.data_type, desc.output_tensor.sizes))
+    nd1 = packed.as_gather_nd1()
+    if isinstance(desc, GatherOperatorDesc):
+        count = desc.index_dimensions
+        view = nd1.indices_tensor.sizes    # leading 1s, the batch dimensions (broadcast), the index ones, 1
+        index_count = nd1.indices_dimension_count - 1 - nd1.batch_dimension_count
+        index_sizes = tuple(view[len(view) - 1 - index_count:-1])
+        meaningful = indices.reshape(indices.shape[rank - count:])
+        shaped = meaningful.reshape((1,) * (len(view) - 1 - index_count) + index_sizes + (1,))
+        out = _lower_gather(nd1, context, x.reshape(nd1.input_tensor.sizes), da.broadcast_to(shaped, view))
+        return out.reshape(desc.output_tensor.sizes)
+    order = [dim for dim in range(rank) if dim != axis] + [axis]
+    out = _lower_gather(nd1, context, x.transpose(order).reshape(nd1.input_tensor.sizes),
+                        indices.transpose(order).reshape(nd1.indices_tensor.sizes))
+    out = out.reshape(tuple(indices.shape[dim] for dim in order))
+    return out.transpose([order.index(dim) for dim in range(rank)])
 
 
 # -- GEMM and CONVOLUTION ---------------------------------------------------------------------------------------------
@@ -1273,6 +1301,8 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         return [_lower_one_hot(desc, context, x, inputs[1])]
     if isinstance(desc, (GatherNd1OperatorDesc, GatherNdOperatorDesc)):
         return [_lower_gather(desc, context, x, inputs[1])]
+    if isinstance(desc, (GatherOperatorDesc, GatherElementsOperatorDesc)):
+        return [_lower_gather_axis(desc, context, x, inputs[1])]
     if isinstance(desc, GemmOperatorDesc):
         return [_lower_gemm(desc, context, x, inputs[1], inputs[2])]
     if isinstance(desc, ConvolutionOperatorDesc):

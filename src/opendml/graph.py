@@ -77,6 +77,7 @@ from .ops.elementwise import (
     ElementWiseOperatorDesc,
 )
 from .ops.elementwise import _snake as dml_field_name
+from .ops.gather import GatherElementsOperatorDesc, GatherOperatorDesc
 from .ops.gather_nd1 import GatherNd1OperatorDesc
 from .ops.gemm import GemmOperatorDesc
 from .ops.generators import (
@@ -784,6 +785,36 @@ def gather_nd(x: Expression, indices: Expression, input_dimension_count: int, in
                                  indices_dimension_count, batch_dimension_count)
     return graph._add_operator(desc, [x, indices])[0]
 
+
+
+def gather(x: Expression, indices: Expression, axis: int, index_dimensions: int) -> Expression:
+    """dml::Gather -> DML_OPERATOR_GATHER: `output[...] = x[..., indices[...], ...]` along `axis`. Output data type:
+    the input's; sizes: x's before `axis`, the indices' last `index_dimensions`, x's after `axis`, right-aligned
+    into x's DimensionCount (leading 1s cropped).
+
+    >>> g = Graph(Device()); x = g.input([1, 3, 2], "FLOAT32"); i = g.input([1, 2, 2], "UINT32")
+    >>> gather(x, i, 1, 2).sizes
+    (2, 2, 2)
+    """
+    graph = _graph_of("dml.gather", x=x, indices=indices)
+    probe = GatherOperatorDesc(x.desc, indices.desc, x.desc, axis, index_dimensions)
+    sizes = probe.expected_output_sizes() if probe.axis < len(x.sizes) and probe.index_dimensions <= len(
+        indices.sizes) else list(x.sizes)
+    desc = GatherOperatorDesc(x.desc, indices.desc, _packed(x.dtype, sizes), axis, index_dimensions)
+    return graph._add_operator(desc, [x, indices])[0]
+
+
+def gather_elements(x: Expression, indices: Expression, axis: int) -> Expression:
+    """dml::GatherElements -> DML_OPERATOR_GATHER_ELEMENTS: `output[i] = x[i with i[axis] = indices[i]]`. Output
+    data type: the input's; sizes: the indices'.
+
+    >>> g = Graph(Device()); x = g.input([3, 3], "FLOAT32"); i = g.input([2, 3], "UINT32")
+    >>> gather_elements(x, i, 0).sizes
+    (2, 3)
+    """
+    graph = _graph_of("dml.gather_elements", x=x, indices=indices)
+    desc = GatherElementsOperatorDesc(x.desc, indices.desc, _packed(x.dtype, indices.sizes), axis)
+    return graph._add_operator(desc, [x, indices])[0]
 
 # -- fused activations ------------------------------------------------------------------------------------------
 

@@ -90,6 +90,9 @@ def gather_out_of_range(desc: GatherNd1OperatorDesc, position: int, coordinate: 
     input_dim = (rank - desc.input_dimension_count) + desc.batch_dimension_count + coordinate
     size = desc.input_tensor.sizes[input_dim]
     allowed = f"[{-size}, {size - 1}]" if tensor.data_type in SIGNED_INDEX_TYPES else f"[0, {size - 1}]"
+    refusal = desc.index_refusal(logical, value, size, allowed)
+    if refusal is not None:
+        return refusal
     return BindingError(f"{desc.label}: IndicesTensor{logical} is {value}, out of range: coordinate {coordinate} "
                         f"of its tuple indexes InputTensor dimension {input_dim} (size {size}), so it must be in "
                         f"{allowed}; the debug device refuses it (a release device clamps it), and nothing was "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..convert import to_uint
-from ..errors import ValidationError
+from ..errors import BindingError, ValidationError
 from ..support import F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, L, SupportTable, check_support, row
 from ..tensor import TensorDesc
 from ..types import FeatureLevel, OperatorType
@@ -72,6 +72,12 @@ class GatherNd1OperatorDesc(OperatorDesc):
     def index_tuple_size(self) -> int:
         """K: the coordinates per index tuple, the indices tensor's last size."""
         return self.indices_tensor.sizes[-1]
+
+    def index_refusal(self, logical: list[int], value: int, size: int, allowed: str) -> BindingError | None:
+        """A debug device's refusal of IndicesTensor`logical` (`value`, for an input dimension of `size`), worded
+        for the operator this descriptor computes (GATHER and GATHER_ELEMENTS run as GATHER_ND1: ops/gather.py), or
+        None for GATHER_ND1's own (plans.gather_out_of_range)."""
+        return None
 
     def validate(self, level: FeatureLevel) -> None:
         self.check_tensors()
