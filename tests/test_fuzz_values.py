@@ -804,7 +804,8 @@ def check_canonical(value: object) -> None:
         item = getattr(value, field.name)
         for element in item if type(item) is tuple else (item,):
             assert type(element) in CANONICAL or isinstance(element, CONVERTED_TYPES), (field.name, type(element))
-            if type(element) is float and field.metadata.get("kind") != "SCALAR":   # CLIP1's bounds may be inf
+            # CLIP1's bounds (scalar unions) and PADDING's PaddingValue may be infinite or NaN
+            if type(element) is float and field.metadata.get("kind") != "SCALAR" and field.metadata.get("finite", True):
                 assert math.isfinite(element), field.name
 
 

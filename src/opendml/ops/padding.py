@@ -202,7 +202,7 @@ class PaddingOperatorDesc(PaddingCommon):
     input_tensor: TensorDesc
     output_tensor: TensorDesc
     padding_mode: PaddingMode
-    padding_value: float
+    padding_value: float = field(metadata={"finite": False})   # -inf or NaN pad as well (NaN is 0 in integers)
     dimension_count: int
     start_padding: Sequence[int]
     end_padding: Sequence[int]
