@@ -73,7 +73,46 @@ def gather_output_sizes(source: TensorDesc, indices: TensorDesc, axis: int, inde
 
 
 @dataclass(frozen=True)
-class GatherOperatorDesc(OperatorDesc):
+class _AlongAxis(OperatorDesc):
+    """What GATHER and GATHER_ELEMENTS share: InputTensor, IndicesTensor, OutputTensor and Axis, their slots, the
+    support table, one rank and the input's type, and Axis in range."""
+
+    input_tensor: TensorDesc
+    indices_tensor: TensorDesc
+    output_tensor: TensorDesc
+    axis: int
+
+    KERNEL_MODULE: ClassVar[str] = "gather"
+
+    @classmethod
+    def support_tables(cls) -> dict[str, SupportTable]:
+        return {"": SUPPORT[cls.OPERATOR_TYPE.name]}
+
+    def __post_init__(self) -> None:
+        operator = self.OPERATOR_TYPE.dml_name
+        for name in ("InputTensor", "IndicesTensor", "OutputTensor"):
+            require_tensor(operator, name, getattr(self, _FIELDS[name]))
+        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
+
+    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
+        return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
+
+    def output_slots(self) -> list[tuple[str, TensorDesc]]:
+        return [("OutputTensor", self.output_tensor)]
+
+    def validate(self, level: FeatureLevel) -> None:
+        self.check_tensors()
+        operator, source, indices, result = self.label, self.input_tensor, self.indices_tensor, self.output_tensor
+        check_support(SUPPORT[self.OPERATOR_TYPE.name], operator, level,
+                      {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
+        for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
+            check_same_rank(operator, name, tensor, "InputTensor", source)
+        check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
+        _check_axis(operator, self.axis, source.dimension_count)
+
+
+@dataclass(frozen=True)
+class GatherOperatorDesc(_AlongAxis):
     """DML_GATHER_OPERATOR_DESC: `output[...] = input[..., indices[...], ...]` along Axis.
 
     OutputTensor.Sizes = `{InputTensor.Sizes[0..Axis], IndicesTensor's last IndexDimensions sizes,
@@ -85,42 +124,19 @@ class GatherOperatorDesc(OperatorDesc):
     GatherOperatorDesc(input_tensor=TensorDesc(...), ...)
     """
 
-    input_tensor: TensorDesc
-    indices_tensor: TensorDesc
-    output_tensor: TensorDesc
-    axis: int
     index_dimensions: int
 
     OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.GATHER
-    KERNEL_MODULE: ClassVar[str] = "gather"
-
-    @classmethod
-    def support_tables(cls) -> dict[str, SupportTable]:
-        return {"": GATHER_SUPPORT}
 
     def __post_init__(self) -> None:
-        operator = self.OPERATOR_TYPE.dml_name
-        for name in ("InputTensor", "IndicesTensor", "OutputTensor"):
-            require_tensor(operator, name, getattr(self, _FIELDS[name]))
-        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
-        object.__setattr__(self, "index_dimensions", to_uint(operator, "IndexDimensions", self.index_dimensions))
-
-    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
-        return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
-
-    def output_slots(self) -> list[tuple[str, TensorDesc]]:
-        return [("OutputTensor", self.output_tensor)]
+        super().__post_init__()
+        object.__setattr__(self, "index_dimensions", to_uint(self.OPERATOR_TYPE.dml_name, "IndexDimensions",
+                                                             self.index_dimensions))
 
     def validate(self, level: FeatureLevel) -> None:
-        self.check_tensors()
+        super().validate(level)
         operator, source, indices, result = self.label, self.input_tensor, self.indices_tensor, self.output_tensor
-        check_support(GATHER_SUPPORT, operator, level,
-                      {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
-        for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
-            check_same_rank(operator, name, tensor, "InputTensor", source)
-        check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
         rank = source.dimension_count
-        _check_axis(operator, self.axis, rank)
         if self.index_dimensions > rank:
             raise ValidationError(f"{operator}: IndexDimensions is {self.index_dimensions}; it must be in [0, "
                                   f"{rank}] (IndicesTensor.DimensionCount)")
@@ -171,7 +187,7 @@ class GatherOperatorDesc(OperatorDesc):
 
 
 @dataclass(frozen=True)
-class GatherElementsOperatorDesc(OperatorDesc):
+class GatherElementsOperatorDesc(_AlongAxis):
     """DML_GATHER_ELEMENTS_OPERATOR_DESC: `output[i, j, k] = input[i, indices[i, j, k], k]` (Axis 1).
 
     IndicesTensor.Sizes match InputTensor.Sizes but along Axis; OutputTensor.Sizes are IndicesTensor.Sizes.
@@ -182,39 +198,12 @@ class GatherElementsOperatorDesc(OperatorDesc):
     GatherElementsOperatorDesc(input_tensor=TensorDesc(...), ...)
     """
 
-    input_tensor: TensorDesc
-    indices_tensor: TensorDesc
-    output_tensor: TensorDesc
-    axis: int
-
     OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.GATHER_ELEMENTS
-    KERNEL_MODULE: ClassVar[str] = "gather"
-
-    @classmethod
-    def support_tables(cls) -> dict[str, SupportTable]:
-        return {"": GATHER_ELEMENTS_SUPPORT}
-
-    def __post_init__(self) -> None:
-        operator = self.OPERATOR_TYPE.dml_name
-        for name in ("InputTensor", "IndicesTensor", "OutputTensor"):
-            require_tensor(operator, name, getattr(self, _FIELDS[name]))
-        object.__setattr__(self, "axis", to_uint(operator, "Axis", self.axis))
-
-    def input_slots(self) -> list[tuple[str, TensorDesc | None]]:
-        return [("InputTensor", self.input_tensor), ("IndicesTensor", self.indices_tensor)]
-
-    def output_slots(self) -> list[tuple[str, TensorDesc]]:
-        return [("OutputTensor", self.output_tensor)]
 
     def validate(self, level: FeatureLevel) -> None:
-        self.check_tensors()
-        operator, source, indices, result = self.label, self.input_tensor, self.indices_tensor, self.output_tensor
-        check_support(GATHER_ELEMENTS_SUPPORT, operator, level,
-                      {"InputTensor": source, "IndicesTensor": indices, "OutputTensor": result})
-        for name, tensor in (("IndicesTensor", indices), ("OutputTensor", result)):
-            check_same_rank(operator, name, tensor, "InputTensor", source)
-        check_same_data_type(operator, "OutputTensor", result, "InputTensor", source)
-        _check_axis(operator, self.axis, source.dimension_count)
+        super().validate(level)
+        source, indices, result = self.input_tensor, self.indices_tensor, self.output_tensor
+        operator = self.label
         for dim, (size, own) in enumerate(zip(indices.sizes, source.sizes, strict=True)):
             if dim != self.axis and size != own:
                 raise ValidationError(f"{operator}: IndicesTensor.Sizes[{dim}] is {size}; it must equal "
