@@ -43,9 +43,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from test_cli import EXPECTED, deadline
-from test_elementwise_samples import EXPECTED as ELEMENTWISE_SAMPLES
-from test_gemm_convolution_samples import EXPECTED as GEMM_CONVOLUTION_SAMPLES
+from test_cli import EVERY_EXPECTED, deadline
 
 from opendml.cli import main
 from opendml.model.reader import default_max_memory
@@ -321,7 +319,7 @@ def test_fuzz_models_dispatch(case: tuple[str, Any, int]) -> None:
     note(f"{name} after {mutations} mutations: {json.dumps(document)[:3000]}")
     status, stdout, stderr = fuzz_one(document)
     if mutations == 0:
-        expected = {**EXPECTED, **ELEMENTWISE_SAMPLES, **GEMM_CONVOLUTION_SAMPLES}[name]
+        expected = EVERY_EXPECTED[name]
         assert status == 0 and stdout.splitlines() == expected, (stdout, stderr)
 
 
