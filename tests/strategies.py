@@ -238,6 +238,20 @@ def T(data_type: str | dml.DataType, sizes: list[int], strides: list[int] | None
     return dml.TensorDesc(data_type, sizes, strides, **kwargs)  # type: ignore[arg-type]
 
 
+def run_one_input(dev: Any, desc: Any, x: np.ndarray, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(the logical output, the logical input as bound) of one dispatch on `dev` of a descriptor with one InputTensor
+    and one OutputTensor: `x` laid out by the input's strides 16 bytes into its buffer, the output between sentinel
+    bytes (execute_between_sentinels checks that nothing outside its elements changed)."""
+    compiled = dev.compile_operator(dev.create_operator(desc))
+    tensor = desc.input_tensor
+    raw = build_buffer(x, tensor.strides, byte_offset=16, seed=seed)
+    logical = read_buffer(raw, x.dtype, tensor.sizes, tensor.strides, byte_offset=16)
+    out = desc.output_tensor
+    got = execute_between_sentinels(dev, compiled, [raw], out.data_type.element_size, out.sizes, out.strides,
+                                    memory="host", seed=seed, label=desc.label)
+    return read_buffer(got, out.data_type.numpy_dtype, out.sizes, out.strides, byte_offset=32), logical
+
+
 def execute_between_sentinels(device: dml.Device, compiled: dml.CompiledOperator,
                               inputs: Sequence[np.ndarray | None], output_element_size: int,
                               output_sizes: Sequence[int], output_strides: Strides, *, memory: str, seed: int,

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_cast, reference_slice
-from strategies import backends, build_buffer, execute_between_sentinels, read_buffer
+from strategies import backends, run_one_input
 
 import opendml as dml
 from opendml.ops.copy import SUPPORT
@@ -55,15 +55,7 @@ def device(level: dml.FeatureLevel = TOP) -> dml.Device:
 
 def run(desc: Any, x: np.ndarray, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(the logical output, the logical input as bound) of one dispatch, between sentinel bytes."""
-    dev = device()
-    compiled = dev.compile_operator(dev.create_operator(desc))
-    tensor = desc.input_tensor
-    raw = build_buffer(x, tensor.strides, byte_offset=16, seed=seed)
-    logical = read_buffer(raw, x.dtype, tensor.sizes, tensor.strides, byte_offset=16)
-    out = desc.output_tensor
-    got = execute_between_sentinels(dev, compiled, [raw], out.data_type.element_size, out.sizes, out.strides,
-                                    memory="host", seed=seed, label=desc.label)
-    return read_buffer(got, out.data_type.numpy_dtype, out.sizes, out.strides, byte_offset=32), logical
+    return run_one_input(device(), desc, x, seed=seed)
 
 
 def cast(values: Sequence[Any], source: Any, target: Any) -> np.ndarray:
