@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_cumulative
-from strategies import backends, build_buffer, descriptor_drawer, execute_between_sentinels, read_buffer
+from strategies import backends, build_buffer, descriptor_drawer, read_buffer, run_one_input
 from test_elementwise_samples import EXAMPLES, _cli
 
 import opendml as dml
@@ -57,14 +57,7 @@ def run(desc: CumulativeOperatorDesc, x: np.ndarray, *, level: dml.FeatureLevel 
         ) -> tuple[np.ndarray, np.ndarray]:
     """(the logical output, the logical input as bound) of one dispatch of `desc`, in host memory between sentinel
     bytes (execute_between_sentinels checks that nothing outside the output's elements changed)."""
-    dev = device(level)
-    compiled = dev.compile_operator(dev.create_operator(desc))
-    source, out = desc.input_tensor, desc.output_tensor
-    raw = build_buffer(x, source.strides, byte_offset=16, seed=seed)
-    logical = read_buffer(raw, x.dtype, source.sizes, source.strides, byte_offset=16)
-    got = execute_between_sentinels(dev, compiled, [raw], out.data_type.element_size, out.sizes, out.strides,
-                                    memory="host", seed=seed, label=desc.label)
-    return read_buffer(got, out.data_type.numpy_dtype, out.sizes, out.strides, byte_offset=32), logical
+    return run_one_input(device(level), desc, x, seed=seed)
 
 
 def expected(desc: CumulativeOperatorDesc, x: np.ndarray) -> np.ndarray:
