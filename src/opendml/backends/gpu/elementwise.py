@@ -28,7 +28,7 @@ import numpy as np
 
 from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ...types import DataType
-from . import wgsl
+from . import specialize, wgsl
 from .context import WORKGROUP_SIZE, group_counts
 
 BLOCK = 1 + 2 * MAX_DIMENSION_COUNT
@@ -62,10 +62,17 @@ fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {{ return gid.x + gid.y 
 
 
 class Params:
-    """The u32 parameter buffer of one dispatch, built at compile time."""
+    """The u32 parameter buffer of one dispatch, built at compile time.
+
+    It also remembers what a specialized shader may take as WGSL constants (specialize.render): every layout block
+    (`blocks`: start -> (sizes, strides)) and the words added with `add_constant` (`constants`: sizes, counts,
+    integers that only shape the walk; never a float an expression computes with, whose folding could change a
+    result)."""
 
     def __init__(self, binding_count: int) -> None:
         self.words: list[int] = [0] * binding_count
+        self.blocks: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self.constants: set[int] = set()
 
     def add(self, *values: int) -> int:
         """Appends u32 values; returns where they start."""
@@ -76,13 +83,21 @@ class Params:
             self.words.append(int(value))
         return start
 
+    def add_constant(self, *values: int) -> int:
+        """Appends u32 values that a specialized shader reads as constants (P[start + k] becomes a literal)."""
+        start = self.add(*values)
+        self.constants.update(range(start, start + len(values)))
+        return start
+
     def add_f32(self, value: float) -> int:
         return self.add(int(np.array([value], np.float32).view(np.uint32)[0]))
 
     def add_tensor(self, sizes: Sequence[int], strides: Sequence[int]) -> int:
         """A layout block (see the module docstring); returns where it starts."""
         pad = MAX_DIMENSION_COUNT - len(sizes)
-        return self.add(len(sizes), *sizes, *([1] * pad), *strides, *([0] * pad))
+        start = self.add_constant(len(sizes), *sizes, *([1] * pad), *strides, *([0] * pad))
+        self.blocks[start] = (tuple(int(size) for size in sizes), tuple(int(stride) for stride in strides))
+        return start
 
     def add_desc(self, desc: TensorDesc) -> int:
         return self.add_tensor(desc.sizes, desc.element_strides)
@@ -103,7 +118,7 @@ class Output:
         self.element_size = desc.data_type.element_size
         self.count = desc.element_count
         self.block = params.add_desc(desc)
-        self.count_at = params.add(self.count)
+        self.count_at = params.add_constant(self.count)
         self.packed = self.element_size < 4
         if not self.packed:
             self.invocations = self.count
@@ -114,8 +129,8 @@ class Output:
             # An invocation per word the tensor's memory may touch, wherever its base element falls inside a word.
             last = sum((size - 1) * stride for size, stride in zip(desc.sizes, desc.element_strides, strict=True))
             self.invocations = last // (4 // self.element_size) + 2
-            descending = dims[::-1]
-            self.plan = params.add(last, len(descending), *(value for dim in descending for value in dim))
+            descending = self.descending = dims[::-1]
+            self.plan = params.add_constant(last, len(descending), *(value for dim in descending for value in dim))
         else:
             # An invocation per element, in the order of their offsets (distinct: the rules refuse outputs whose
             # strides map two elements onto one).
@@ -123,7 +138,7 @@ class Output:
             offsets = np.zeros(1, np.int64)
             for size, stride in zip(desc.sizes, desc.element_strides, strict=True):
                 offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
-            self.plan = params.add(self.count)
+            self.plan = params.add_constant(self.count)
             params.words.extend(np.argsort(offsets, kind="stable").tolist())
 
     @staticmethod
@@ -170,13 +185,19 @@ class Output:
                 f"        bits = (bits & ~({mask:#x}u << shift)) | ((value(o) & {mask:#x}u) << shift);\n"
                 f"    }}\n"
                 f"    {self.name}[word] = bits;\n}}\n")
-        invert = (f"        var rest = u32(rel);\n        var o = 0u;\n        var ok = true;\n"
-                  f"        for (var k = 0u; k < P[{plan + 1}u]; k++) {{\n"
-                  f"            let stride = P[{plan + 2}u + 3u * k];\n"
-                  f"            let c = rest / stride;\n"
-                  f"            if (c >= P[{plan + 3}u + 3u * k]) {{ ok = false; break; }}\n"
-                  f"            rest -= c * stride;\n            o += c * P[{plan + 4}u + 3u * k];\n        }}\n"
-                  f"        if (!ok || rest != 0u) {{ continue; }}\n")
+        if specialize.ENABLED:   # the dimensions' (stride, size, weight) as literals, the walk unrolled
+            invert = "        var rest = u32(rel);\n        var o = 0u;\n" + "".join(
+                f"        let c{k} = rest / {stride}u;\n        if (c{k} >= {size}u) {{ continue; }}\n"
+                f"        rest -= c{k} * {stride}u;\n        o += c{k} * {weight}u;\n"
+                for k, (stride, size, weight) in enumerate(self.descending)) + "        if (rest != 0u) { continue; }\n"
+        else:
+            invert = (f"        var rest = u32(rel);\n        var o = 0u;\n        var ok = true;\n"
+                      f"        for (var k = 0u; k < P[{plan + 1}u]; k++) {{\n"
+                      f"            let stride = P[{plan + 2}u + 3u * k];\n"
+                      f"            let c = rest / stride;\n"
+                      f"            if (c >= P[{plan + 3}u + 3u * k]) {{ ok = false; break; }}\n"
+                      f"            rest -= c * stride;\n            o += c * P[{plan + 4}u + 3u * k];\n        }}\n"
+                      f"        if (!ok || rest != 0u) {{ continue; }}\n")
         return head + (
             f"    let base = P[{self.slot}u];\n"
             f"    let word = base / {per_word}u + t;\n"

@@ -19,6 +19,7 @@ from ...errors import BindingError
 from ...ops.base import OperatorDesc
 from ...tensor import TensorDesc
 from .. import DeviceRange
+from . import specialize
 from .context import Bound, Dispatch, GpuBuffer, GpuContext, Recorder, make_dispatch
 from .elementwise import COMMON, Output, Params
 from .wgsl import params_binding, prelude, tensor_input
@@ -136,9 +137,12 @@ class Pass:
 
 
 def compile_pass(context: GpuContext, wgsl: str, bindings: int, params: Params, groups: tuple[int, int]) -> Pass:
-    """A Pass of `wgsl` over `bindings` storage buffers; its pipeline is built here, at compile time."""
-    context.pipeline(wgsl, bindings)
-    return Pass(wgsl, params.array(), groups)
+    """A Pass of `wgsl` over `bindings` storage buffers, specialized to `params` where specialize.ENABLED (its
+    layout blocks and constant words as WGSL constants: specialize.render); its pipeline is built here, at compile
+    time, and cached by the source, so an operator with the same specialization reuses it."""
+    source = specialize.render(wgsl, params)
+    context.pipeline(source, bindings)
+    return Pass(source, params.array(), groups)
 
 
 class ElementwiseSource:
