@@ -43,7 +43,7 @@ from ...errors import UnsupportedError
 from ...ops.base import OperatorDesc
 from ...ops.reduce import ReduceOperatorDesc
 from ...types import DataType, ExecutionFlags, ReduceFunction
-from . import tree, wgsl
+from . import specialize, tree, wgsl
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Output, Params
 from .kernel import GpuKernel, Pass, compile_pass, template
@@ -185,9 +185,10 @@ def _raw_words(data_type: DataType, value: str) -> tuple[tuple[str, ...], str]:
     return (value,), "w0"
 
 
-def state_source(function: ReduceFunction, source: DataType, result: DataType, reduced_at: int,
+def state_source(function: ReduceFunction, source: DataType, result: DataType, reduced: str,
                  decreasing: bool = False) -> StateSource:
-    """The state of `function` reducing `source` into `result`; the reduced element count N is P[reduced_at].
+    """The state of `function` reducing `source` into `result`; `reduced` is the reduced element count N (a u32
+    expression).
     `decreasing` (ARGMAX/ARGMIN): ties and NaNs go to the last index, as AxisDirection DECREASING has it."""
     out, raw_out = result.name, wgsl.raw_type(result)
     if function in _ARG:
@@ -212,7 +213,7 @@ def state_source(function: ReduceFunction, source: DataType, result: DataType, r
         return StateSource(text, ("bitcast<u32>(s.m)", "bitcast<u32>(s.hi)", "bitcast<u32>(s.lo)"),
                            "State(bitcast<f32>(w0), bitcast<f32>(w1), bitcast<f32>(w2))")
     if source.is_float and function in _FLOAT_SUMS:
-        finish = {R.AVERAGE: f"csum_divide(s, f32(P[{reduced_at}u]))", R.L2: "csum_sqrt(s)",
+        finish = {R.AVERAGE: f"csum_divide(s, f32({reduced}))", R.L2: "csum_sqrt(s)",
                   R.LOG_SUM: "csum_log(s)"}.get(function, "csum_value(s)")
         text = template("reduce_sum.wgsl", TERM=_FLOAT_SUMS[function], FINISH=finish, OUT=out, RAW_OUT=raw_out)
         return StateSource(text, ("bitcast<u32>(s.x)", "bitcast<u32>(s.y)"),
@@ -313,33 +314,47 @@ class ReduceKernel(GpuKernel):
         if not final:
             self._combine(1)
 
-    def _state(self, reduced_at: int) -> StateSource:
-        return state_source(self.function, self.source_type, self.result_type, reduced_at, self.decreasing)
+    def _state(self, reduced: object) -> StateSource:
+        return state_source(self.function, self.source_type, self.result_type, str(reduced), self.decreasing)
 
     def _header(self, params: Params, block: int = 0, chunks: int = 1, chunk: int = 0, parts: int = 1,
-                output_fast: bool = False, final: bool = False, groups: int = 0) -> dict[str, int]:
-        """The scalars and layout blocks every pass reads, at positions that depend only on the binding count (so
-        the WGSL, and its pipeline, is shared by every descriptor with the same types and function)."""
+                output_fast: bool = False, final: bool = False, groups: int = 0) -> dict[str, object]:
+        """The placeholders of every pass: the scalars as u32 expressions, the layout blocks KEPT and OUTER and
+        the float 1.0 (ONE) as positions in P. Generic, each scalar is read from P at a position that depends only
+        on the binding count, so the WGSL, and its pipeline, is shared by every descriptor with the same types and
+        function; specialized (specialize.ENABLED, read here), the scalars are literals, so the compiler knows the
+        loops' bounds and steps and divides by constants."""
         plan = self.plan
-        start = params.add(plan.outputs, plan.reduced, block, plan.inner[0], plan.inner[1], chunks, chunk, parts,
-                           int(output_fast), int(final), groups)
-        params.add_f32(1.0)
-        names = ("OUTPUTS", "REDUCED", "BLOCK", "INNER_SIZE", "INNER_STRIDE", "CHUNKS", "CHUNK", "PARTS",
-                 "OUTPUT_FAST", "FINAL", "GROUPS", "ONE")
-        positions = {name: start + index for index, name in enumerate(names)}
-        positions["KEPT"] = params.add_tensor([size for size, _ in plan.kept], [stride for _, stride in plan.kept])
-        positions["OUTER"] = params.add_tensor([size for size, _ in plan.outer], [stride for _, stride in plan.outer])
-        return positions
+        values = {"OUTPUTS": plan.outputs, "REDUCED": plan.reduced, "BLOCK": block, "INNER_SIZE": plan.inner[0],
+                  "INNER_STRIDE": plan.inner[1], "CHUNKS": chunks, "CHUNK": chunk, "PARTS": parts,
+                  "OUTPUT_FAST": int(output_fast), "FINAL": int(final), "GROUPS": groups}
+        start = params.add(*values.values())
+        literal = specialize.ENABLED
+        places: dict[str, object] = {name: f"{value}u" if literal else f"P[{start + index}u]"
+                                     for index, (name, value) in enumerate(values.items())}
+        places["ONE"] = params.add_f32(1.0)
+        places["KEPT"] = params.add_tensor([size for size, _ in plan.kept], [stride for _, stride in plan.kept])
+        places["OUTER"] = params.add_tensor([size for size, _ in plan.outer], [stride for _, stride in plan.outer])
+        return places
+
+    def _walk(self, positions: dict[str, object]) -> str:
+        """reduce_range: a specialized shader whose reduced block is one run of equally spaced elements walks it
+        with a plain loop (reduce_walk_row.wgsl); others split the index into rows (reduce_walk.wgsl)."""
+        if specialize.ENABLED and not self.plan.outer:
+            return template("reduce_walk_row.wgsl", **positions)
+        return template("reduce_walk.wgsl", **positions)
 
     def _input(self) -> str:
         """The input's binding and loads: MIN, MAX, ARGMIN and ARGMAX compare raw values; the others compute."""
         return wgsl.tensor_input("x", self.source_type, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
                                  f16=self.context.f16)
 
-    def _common(self, positions: dict[str, int]) -> list[str]:
-        """The data types' converters and the shared helpers, after the bindings."""
+    def _common(self, positions: dict[str, object], one_copy: bool = False) -> list[str]:
+        """The data types' converters and the shared helpers, after the bindings; `one_copy`: opaque_one reads
+        the private copy the tree pass's entry point makes."""
+        source = "one_copy" if one_copy else f"bitcast<f32>(P[{positions['ONE']}u])"
         return [wgsl.prelude({self.source_type, self.result_type}), COMMON,
-                template("reduce_math.wgsl", **positions)]
+                template("reduce_math.wgsl", ONE_SOURCE=source)]
 
     def _direct(self) -> None:
         params = Params(2)
@@ -348,7 +363,7 @@ class ReduceKernel(GpuKernel):
         text = "".join([
             wgsl.params_binding(2), self._input(), output.declarations(),
             *self._common(positions), self._state(positions["REDUCED"]).text,
-            template("reduce_walk.wgsl", **positions),
+            self._walk(positions),
             template("reduce_direct.wgsl", RAW_OUT=wgsl.raw_type(self.result_type), **positions), output.main()])
         self.steps.append(self._step(text, ("x", "out"), params, output.groups()))
 
@@ -369,8 +384,9 @@ class ReduceKernel(GpuKernel):
             declarations = wgsl.buffer("out", 2) + wgsl.stores("out", self.result_type, 2)
         text = "".join([
             wgsl.params_binding(len(bindings)), self._input(),
-            wgsl.buffer("scratch", 1), declarations, *self._common(positions), state.text, state.scratch_functions(),
-            write, template("reduce_walk.wgsl", **positions), template(fold, **positions),
+            wgsl.buffer("scratch", 1), declarations, *self._common(positions, one_copy=True), state.text,
+            state.scratch_functions(),
+            write, self._walk(positions), template(fold, **positions),
             tree.tree(self.context, "state_tree", "State", "state_combine", WORKGROUP_SIZE, state.to_words,
                       state.from_words),
             template("reduce_tree.wgsl", **positions, **tree.placeholders(self.context))])

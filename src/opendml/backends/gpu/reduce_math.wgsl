@@ -7,7 +7,9 @@ fn is_finite_f32(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7
 // 1.0, read from the parameters: multiplying by it changes nothing, but hides an expression from the driver's
 // algebraic simplifier. Mesa's NIR, for one, folds (a + b) - a to b and a - (a + b) to -b in shaders without
 // exactness decorations (which WGSL cannot express), and that would reduce TwoSum's error term to 0.
-fn opaque_one() -> f32 { return bitcast<f32>(P[{ONE}u]); }
+// ONE_SOURCE is that read (P[ONE]), or a private copy of it that the entry point reads once (reduce_tree.wgsl), so
+// that the loop over the elements loads no parameter per element.
+fn opaque_one() -> f32 { return {ONE_SOURCE}; }
 
 // TwoSum (Knuth): s = fl(a + b) and e with s + e == a + b exactly, whatever the magnitudes of a and b.
 fn two_sum(a: f32, b: f32) -> vec2<f32> {

@@ -6,23 +6,27 @@
 // OUTPUT_FAST the outputs are the fast-varying lane index (neighbouring outputs lie side by side in memory), else
 // the parts are (the reduced axis is the contiguous one). Work-group w takes output group
 // w / CHUNKS, chunk w % CHUNKS; part 0 hands the combined state to write_result.
-// Placeholders: GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (positions in P), SUBGROUP_PARAMETERS
-// and SUBGROUP (tree.py).
+// one_copy is opaque_one's value (see reduce_math.wgsl), read from P once.
+// Placeholders: ONE (its position in P), GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (u32
+// expressions: P reads, or literals where specialized), SUBGROUP_PARAMETERS and SUBGROUP (tree.py).
+var<private> one_copy: f32;
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lane: u32{SUBGROUP_PARAMETERS}) {
+    one_copy = bitcast<f32>(P[{ONE}u]);
     let w = wid.x + wid.y * groups.x;
-    if (w >= P[{GROUPS}u]) { return; }
-    let outputs = P[{OUTPUTS}u];
-    let chunks = P[{CHUNKS}u];
-    let parts = P[{PARTS}u];
+    if (w >= {GROUPS}) { return; }
+    let outputs = {OUTPUTS};
+    let chunks = {CHUNKS};
+    let parts = {PARTS};
     let per_group = 256u / parts;
     let output_group = w / chunks;
     let c = w - output_group * chunks;
     var slot: u32;
     var part: u32;
     var step = 1u;      // from the invocation of one part to the next
-    if (P[{OUTPUT_FAST}u] != 0u) {
+    if ({OUTPUT_FAST} != 0u) {
         slot = lane % per_group;
         part = lane / per_group;
         step = per_group;
@@ -31,9 +35,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         slot = lane / parts;
     }
     let o = output_group * per_group + slot;
-    let n = P[{BLOCK}u];
-    let r0 = c * P[{CHUNK}u];
-    let r1 = r0 + min(P[{CHUNK}u], n - r0);
+    let n = {BLOCK};
+    let r0 = c * {CHUNK};
+    let r1 = r0 + min({CHUNK}, n - r0);
     var s = state_identity();
     if (o < outputs && part < r1 - r0) {
         s = fold(o, r0 + part, r1, parts, s);

@@ -8,8 +8,8 @@
 fn reduce_range(base: u32, r0: u32, r1: u32, step: u32, s: State) -> State {
     var acc = s;
     if (r0 >= r1) { return acc; }
-    let inner = P[{INNER_SIZE}u];
-    let inner_stride = P[{INNER_STRIDE}u];
+    let inner = {INNER_SIZE};
+    let inner_stride = {INNER_STRIDE};
     var j = r0 / inner;
     var i = r0 - j * inner;
     var row = base + offset_of({OUTER}u, j);

@@ -2,9 +2,9 @@
 // and stored into output element o (layout block OUT), else it goes to scratch slot c * OUTPUTS + o.
 // Placeholders: FINAL, OUT, OUTPUTS.
 fn write_result(o: u32, c: u32, s: State) {
-    if (P[{FINAL}u] != 0u) {
+    if ({FINAL} != 0u) {
         store_raw_out(offset_of({OUT}u, o), state_finish(s));
         return;
     }
-    state_store(c * P[{OUTPUTS}u] + o, s);
+    state_store(c * {OUTPUTS} + o, s);
 }

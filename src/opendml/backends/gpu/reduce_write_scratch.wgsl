@@ -1,5 +1,5 @@
 // REDUCE, a tree pass into an 8/16-bit output: every state goes to scratch slot c * OUTPUTS + o (chunk c of
 // output o); the elementwise combine pass writes the output. Placeholders: OUTPUTS.
 fn write_result(o: u32, c: u32, s: State) {
-    state_store(c * P[{OUTPUTS}u] + o, s);
+    state_store(c * {OUTPUTS} + o, s);
 }
