@@ -64,6 +64,11 @@ EVERY_BACKEND = {
 #: descriptor on numba's, so that the two kinds of kernel pass the same tests.
 SMALL_KERNELS_TOO = EVERY_BACKEND - {"test_gpu"}
 
+#: Of those, the modules that also run on the gpu backend's generic shaders, `gpu-generic` (specialize.ENABLED False:
+#: sizes and strides read from the parameter buffer, as `OPENDML_GPU_SPECIALIZE=0` gives), while `gpu` runs the
+#: shaders specialized to each descriptor, so that both paths pass the same tests (issue 29); a subset, for CI's time.
+GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_gather_nd1", "test_reduce"}
+
 
 def gpu_adapter_missing() -> str | None:
     """Why the gpu backend cannot run here (None when it can)."""
@@ -79,14 +84,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     if module in EVERY_BACKEND and "backend" in metafunc.fixturenames:
         names = ["cpu", "cpu-small", "gpu"] if module in SMALL_KERNELS_TOO else ["cpu", "gpu"]
+        names += ["gpu-generic"] if module in GPU_GENERIC_TOO else []
         only = getattr(metafunc.function, "backends", None)   # a test that names its backends runs on those only
-        metafunc.parametrize("backend", [name for name in names if only is None or name in only], indirect=True)
+        metafunc.parametrize("backend", [name for name in names if only is None or name in only
+                                         or (name == "gpu-generic" and "gpu" in only)], indirect=True)
 
 
 @pytest.fixture
 def backend_name(request: pytest.FixtureRequest, backend: str) -> str:
-    """The name of this test's backend parameter: `cpu`, `cpu-small` or `gpu` (`backend` itself is the device's
-    backend, `cpu` for both cpu settings)."""
+    """The name of this test's backend parameter: `cpu`, `cpu-small`, `gpu` or `gpu-generic` (`backend` itself is
+    the device's backend, `cpu` for both cpu settings, `gpu` for both gpu ones)."""
     callspec = getattr(request.node, "callspec", None)
     name: str = callspec.params.get("backend", backend) if callspec is not None else backend
     return name
@@ -98,7 +105,7 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     numba's kernels (`cpu`) and with the NumPy small-tensor kernels (`cpu-small`); elsewhere the cpu backend as
     users get it (small tensors on the NumPy kernels)."""
     name: str = getattr(request, "param", "cpu")
-    if name == "gpu":
+    if name in ("gpu", "gpu-generic"):
         reason = gpu_adapter_missing()
         if reason is not None:
             pytest.skip(f"gpu backend: {reason}")
@@ -110,6 +117,10 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         for limit, value in limits.items():
             monkeypatch.setattr(opendml.backends.cpu, limit, value)
     monkeypatch.setattr(opendml.device, "DEFAULT_BACKEND", device_backend)
+    if not gpu_specialized(name):
+        import opendml.backends.gpu.specialize
+
+        monkeypatch.setattr(opendml.backends.gpu.specialize, "ENABLED", False)
     forget_cached_devices((name, hasattr(request, "param")))
     return device_backend
 
@@ -138,4 +149,10 @@ def backend_settings(name: str) -> tuple[str, dict[str, int]]:
     above and the guarded subprocesses of test_fuzz_memory both set them up from here."""
     value = 2**62 if name == "cpu-small" else 0
     limits = {"SMALL_TENSOR_ELEMENTS": value}
-    return ("cpu" if name == "cpu-small" else name), limits
+    return {"cpu-small": "cpu", "gpu-generic": "gpu"}.get(name, name), limits
+
+
+def gpu_specialized(name: str) -> bool:
+    """Whether a test backend compiles the gpu backend's shaders specialized to each descriptor: all but
+    `gpu-generic` (specialize.ENABLED False)."""
+    return name != "gpu-generic"

@@ -26,7 +26,9 @@ output pass): the fused and the standalone activation are one formula, rendered 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -38,12 +40,14 @@ from ...ops.activations import ActivationOperatorDesc, activation_tree, activati
 from ...ops.base import OperatorDesc
 from ...ops.elementwise import ElementWiseOperatorDesc
 from ...ops.generators import GeneratorOperatorDesc
+from ...tensor import TensorDesc
 from ...types import DataType, ExecutionFlags
 from .. import activation_constants
 from ..plans import merge_dimensions
-from .context import Bound, GpuContext, Recorder
+from . import specialize
+from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, Output, Params
-from .kernel import GpuKernel, compile_pass, template
+from .kernel import GpuKernel, Pass, compile_pass, template
 from .wgsl import buffer, loads, params_binding, prelude, tensor_input
 
 D = DataType
@@ -254,20 +258,24 @@ class _Renderer:
         return f"i64_max(i64_min({wide}, {self.literal(node, int(info.max))}), {self.literal(node, int(info.min))})"
 
 
-def _load(variable: str, slot_name: str, view: DataType, kind: str) -> str:
-    """The WGSL value of input element `at` as its formula kind."""
-    offset = "at"
+def _load(slot_name: str, view: DataType, kind: str, at: str) -> str:
+    """The WGSL value of the input's element `at` (an element offset) as its formula kind."""
     if kind == F and view == D.FLOAT16:
-        return f"load_{slot_name}({offset})"
+        return f"load_{slot_name}({at})"
+    return _from_raw(f"load_raw_{slot_name}({at})", view, kind)
+
+
+def _from_raw(raw: str, view: DataType, kind: str) -> str:
+    """The raw bits `raw` of an element of type `view` as its formula kind (FLOAT16's F: see _load)."""
     if kind == F and view == D.FLOAT32:
-        return f"bitcast<f32>(load_raw_{slot_name}({offset}))"
+        return f"bitcast<f32>({raw})"
     if view.element_size == 8:
-        return f"load_raw_{slot_name}({offset})"
+        return raw
     if view.is_float or view.name.startswith("U"):     # zero-extended (raw bits of a float too)
-        return f"vec2<u32>(load_raw_{slot_name}({offset}), 0u)"
+        return f"vec2<u32>({raw}, 0u)"
     shift = 32 - view.bits
-    return (f"i64_from_i32(bitcast<i32>(load_raw_{slot_name}({offset}) << {shift}u) >> {shift}u)" if shift else
-            f"i64_from_i32(bitcast<i32>(load_raw_{slot_name}({offset})))")
+    return (f"i64_from_i32(bitcast<i32>({raw} << {shift}u) >> {shift}u)" if shift else
+            f"i64_from_i32(bitcast<i32>({raw}))")
 
 
 def _store(result: Node, name: str, output: DataType) -> str:
@@ -283,9 +291,47 @@ def _store(result: Node, name: str, output: DataType) -> str:
     return name if output.element_size == 8 else f"{name}.x"
 
 
+#: Words of four elements each invocation of the vec4 pass moves, a work-group's width apart (measured on lavapipe:
+#: two beat one by a third on RELU, four gain nothing more); tensors of fewer words than WORDS_ALONE move one.
+WORDS_PER_INVOCATION = 2
+WORDS_ALONE = 1 << 16
+
+
+@dataclass(frozen=True)
+class _Input:
+    """One present input of the pass: its slot, DML field, formula variable, WGSL name, data type, the type it is
+    read as, its formula kind, and its layout over the output's logical elements (sizes, u32 strides, first
+    element)."""
+
+    slot: int
+    field: str
+    variable: str
+    name: str
+    data_type: DataType
+    view: DataType
+    kind: str
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    base: int
+
+    @property
+    def value_type(self) -> str:
+        return "f32" if self.kind == F and self.view != D.FLOAT64 else "vec2<u32>"
+
+
 class ElementWiseKernel(GpuKernel):
     """One elementwise pass: output element o = the formula over each input's element o (read through its own
-    strides: zero strides broadcast)."""
+    strides: zero strides broadcast).
+
+    The formula is `compute(o, inputs...)`, the inputs' values already loaded. The scalar pass (elementwise.Output's
+    entry point, `value(o)` loading each input through its layout) handles every descriptor. Where specialized and
+    the output is a 32-bit type whose innermost dimension, merged with its neighbours where every tensor is
+    contiguous, has a multiple of 4 elements at stride 1 (its other strides multiples of 4), the vec4 pass moves
+    whole 16-byte words instead: an invocation loads a vec4 of each 32-bit input with the same layout, one element
+    of an input broadcast along the innermost dimension, or four elements of any other, computes four elements and
+    stores one vec4, WORDS_PER_INVOCATION times. A binding's base element is known only at execute: `record` takes
+    the vec4 pass where every vec4 tensor's base is a multiple of 4 elements (DML's 16-byte offsets give that),
+    else the scalar pass (built then, once)."""
 
     def __init__(self, context: GpuContext, desc: EngineDesc) -> None:
         super().__init__(context, desc)
@@ -293,39 +339,26 @@ class ElementWiseKernel(GpuKernel):
         tensors = desc.present_tensors()
         output = tensors["OutputTensor"]
         present = [(name, variable) for name, variable in desc.INFO.inputs if name in tensors]
-        params = Params(len(present) + 1)
+        slots = len(present) + 1
+        params = Params(slots)
         kinds = {node.name: node.kind for node in tree.walk() if node.op == "name"}
         scale_bias, scaled = desc.scale_bias_value(), desc.scaled_inputs()
-        loads_text, values, declarations = "", {}, []
-        for slot, (name, variable) in enumerate(present):
-            tensor, view = tensors[name], desc.view_type(name)
-            slot_name = f"t_{variable}"
-            kind = kinds.get(variable, I)
-            if view == D.FLOAT64 and scale_bias is not None and name in scaled:
+        for name, _ in present:
+            if desc.view_type(name) == D.FLOAT64 and scale_bias is not None and name in scaled:
                 raise UnsupportedError(f"{desc.label}: ScaleBias on FLOAT64 {name} needs float64 arithmetic, which "
                                        f"the gpu backend does not have (WGSL has no f64): on the gpu, FLOAT64 "
                                        f"tensors are only moved or worked on as raw bits")
-            if view.element_size == 8:
-                declarations.append(buffer(slot_name, slot) + loads(slot_name, D.FLOAT64, slot))
-            else:
-                declarations.append(tensor_input(slot_name, tensor.data_type, slot,
-                                                 computed=kind == F and view == D.FLOAT16, f16=context.f16))
-            window = getattr(desc, "input_window", None)
-            if window is not None:   # SLICE, SLICE1 (ops/copy.py): the window's first element, signed strides
-                base, signed = window()  # wrapping u32 arithmetic: exact, as every offset read is inside the input
-                view_sizes = getattr(desc, "input_view_sizes", lambda: output.sizes)()   # depth/space: 6-D
-                block = params.add_tensor(view_sizes, [stride & 0xFFFFFFFF for stride in signed])
-                at = f"({base}u + offset_of({block}u, o))"
-            else:
-                sizes, (strides,) = merge_dimensions(tensor.sizes, tensor.element_strides)
-                at = f"offset_of({params.add_tensor(sizes, strides)}u, o)"
-            value = _load(variable, slot_name, view, kind).replace("(at)", f"({at})")
-            if name in scaled and scale_bias is not None:
+        inputs, out_layout = _layouts(desc, tensors, present, kinds)
+        # compute(o, a_<variable>...): the formula over the loaded inputs (ScaleBias applied here)
+        values: dict[str, str] = {}
+        prologue = ""
+        for tensor in inputs:
+            value = f"a_{tensor.variable}"
+            if tensor.field in scaled and scale_bias is not None:
                 value = (f"({value} * bitcast<f32>(P[{params.add_f32(scale_bias.scale)}u]) + "
                          f"bitcast<f32>(P[{params.add_f32(scale_bias.bias)}u]))")
-            loads_text += f"    let in_{variable}: {'f32' if kind == F and view != D.FLOAT64 else 'vec2<u32>'} = " \
-                          f"{value};\n"
-            values[variable] = f"in_{variable}"
+            prologue += f"    let in_{tensor.variable}: {tensor.value_type} = {value};\n"
+            values[tensor.variable] = f"in_{tensor.variable}"
         for name in sorted({node.name for node in tree.walk() if node.op == "name" and node.name in COORDINATES}):
             # a generator's coordinate leaf: the offset of logical element o through formula.coordinate_strides
             coordinate_sizes, (coordinate,) = merge_dimensions(output.sizes, coordinate_strides(name, output.sizes))
@@ -333,19 +366,149 @@ class ElementWiseKernel(GpuKernel):
         renderer = _Renderer(desc.label, desc.formula_parameters(), params, values)
         result = renderer.render(tree)
         output_view = desc.view_type("OutputTensor")
-        target = Output(output, "out", len(present), params)
         raw = "vec2<u32>" if output_view.element_size == 8 else "u32"
-        uses = renderer.uses | ({"int64"} if any(kinds.get(v) == I for _, v in present) else set())
-        body = (f"// {desc.OPERATOR_TYPE.dml_name}: {desc.formula_text()}\n"
-                f"fn value(o: u32) -> {raw} {{\n{loads_text}{''.join(renderer.lines)}"
-                f"    return {_store(tree, result, output_view)};\n}}\n")
+        uses = renderer.uses | ({"int64"} if any(tensor.kind == I for tensor in inputs) else set())
+        arguments = "".join(f", a_{tensor.variable}: {tensor.value_type}" for tensor in inputs)
+        compute = (f"// {desc.OPERATOR_TYPE.dml_name}: {desc.formula_text()}\n"
+                   f"fn compute(o: u32{arguments}) -> {raw} {{\n{prologue}{''.join(renderer.lines)}"
+                   f"    return {_store(tree, result, output_view)};\n}}\n")
         types = {tensor.data_type for tensor in tensors.values() if tensor.data_type.element_size < 8}
-        source = "".join([prelude(types), params_binding(len(present) + 1), COMMON, *declarations,
-                          target.declarations(), _libraries(uses), body, target.main()])
-        self.main = compile_pass(context, source, len(present) + 1, params, target.groups())
+        head = prelude(types) + params_binding(slots) + COMMON
+        libraries = _libraries(uses)
+        # the scalar pass
+        blocks = [params.add_tensor(tensor.sizes, tensor.strides) for tensor in inputs]
+        loaded = "".join(f", {_load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, 'o'))}"
+                         for tensor, block in zip(inputs, blocks, strict=True))
+        target = Output(output, "out", len(present), params)
+        declarations = "".join(_declaration(tensor, context.f16) for tensor in inputs)
+        scalar = "".join([head, declarations, target.declarations(), libraries, compute,
+                          f"fn value(o: u32) -> {raw} {{ return compute(o{loaded}); }}\n", target.main()])
+        self.params = params
+        self.slots = slots
+        self.scalar_source = specialize.render(scalar, params)
+        self.scalar_groups = target.groups()
+        self.vector_slots: list[int] = []
+        self.scalar: Pass | None = None
+        plan = _vector_plan(inputs, out_layout, output_view) if specialize.ENABLED else None
+        if plan is None:
+            self.scalar = self.main = compile_pass(context, self.scalar_source, slots, params, self.scalar_groups)
+            return
+        modes, words = plan
+        self.vector_slots = [tensor.slot for tensor in inputs if modes[tensor.slot] == "vec4"] + [len(present)]
+        out_block = params.add_tensor(*out_layout)
+        invocations = words if words < WORDS_ALONE else -(-words // WORDS_PER_INVOCATION)
+        per_invocation = -(-words // invocations)
+        declarations = ""
+        loads, lanes = "", [[f"o + {lane}u"] for lane in range(4)]
+        for tensor, block in zip(inputs, blocks, strict=True):
+            mode = modes[tensor.slot]
+            if mode == "vec4":
+                declarations += (f"@group(0) @binding({tensor.slot}) var<storage, read_write> {tensor.name}: "
+                                 f"array<vec4<u32>>;\n")
+                loads += f"        let w_{tensor.variable} = {tensor.name}[{_word(tensor.slot, block)}];\n"
+                for lane, xyzw in enumerate("xyzw"):
+                    lanes[lane].append(_from_raw(f"w_{tensor.variable}.{xyzw}", tensor.view, tensor.kind))
+                continue
+            declarations += _declaration(tensor, context.f16)
+            if mode == "splat":
+                loads += (f"        let s_{tensor.variable} = "
+                          f"{_load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, 'o'))};\n")
+            for lane in range(4):
+                lanes[lane].append(f"s_{tensor.variable}" if mode == "splat" else
+                                   _load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, f"o + {lane}u")))
+        stored = ", ".join(f"compute({', '.join(arguments_of)})" for arguments_of in lanes)
+        main = (f"@group(0) @binding({len(present)}) var<storage, read_write> out: array<vec4<u32>>;\n"
+                f"@compute @workgroup_size({WORKGROUP_SIZE})\n"
+                f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
+                f"@builtin(num_workgroups) groups: vec3<u32>) {{\n"
+                f"    let t = invocation(gid, groups);\n"
+                f"    if (t >= {invocations}u) {{ return; }}\n"
+                f"    for (var k = 0u; k < {per_invocation}u; k++) {{\n"
+                f"        let w = t + k * {invocations}u;\n"
+                f"        if (w >= {words}u) {{ return; }}\n"
+                f"        let o = 4u * w;\n{loads}"
+                f"        out[{_word(len(present), out_block)}] = vec4<u32>({stored});\n    }}\n}}\n")
+        vector = "".join([head, declarations, libraries, compute, main])
+        self.main = compile_pass(context, vector, slots, params, group_counts(invocations))
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
-        self.main.record(recorder, [*(bound for bound in inputs if bound is not None), outputs[0]])
+        bindings = [*(bound for bound in inputs if bound is not None), outputs[0]]
+        chosen = self.main
+        if any(bindings[slot].base % 4 for slot in self.vector_slots):
+            if self.scalar is None:   # an offset finer than DML's 16 bytes: element by element
+                self.scalar = compile_pass(self.context, self.scalar_source, self.slots, self.params,
+                                           self.scalar_groups)
+            chosen = self.scalar
+        chosen.record(recorder, bindings)
+
+
+def _layouts(desc: EngineDesc, tensors: Mapping[str, TensorDesc], present: Sequence[tuple[str, str]],
+             kinds: Mapping[str, str]) -> tuple[list[_Input], tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each present input's layout over the output's logical elements, and the output's: dimensions merged where
+    every tensor is contiguous (plans.merge_dimensions) when all have the output's sizes; a window's view (SLICE,
+    SLICE1, the depth/space operators: ops' input_window) keeps its own sizes and signed strides as u32."""
+    output = tensors["OutputTensor"]
+    window = getattr(desc, "input_window", None)
+    joint = window is None and all(tensors[name].sizes == output.sizes for name, _ in present)
+    if joint:
+        sizes, (out_strides, *strides) = merge_dimensions(
+            output.sizes, output.element_strides, *[tensors[name].element_strides for name, _ in present])
+        layouts = [(tuple(sizes), tuple(each), 0) for each in strides]
+        out_layout = (tuple(sizes), tuple(out_strides))
+    else:
+        layouts = []
+        for name, _ in present:
+            if window is not None:   # the window's first element, signed strides: wrapping u32 arithmetic is exact,
+                base, signed = window()   # as every offset read is inside the input
+                view_sizes = getattr(desc, "input_view_sizes", lambda: output.sizes)()   # depth/space: 6-D
+                layouts.append((tuple(view_sizes), tuple(stride & 0xFFFFFFFF for stride in signed), base))
+            else:
+                merged_sizes, (merged_strides,) = merge_dimensions(tensors[name].sizes, tensors[name].element_strides)
+                layouts.append((tuple(merged_sizes), tuple(merged_strides), 0))
+        out_sizes, (out_merged,) = merge_dimensions(output.sizes, output.element_strides)
+        out_layout = (tuple(out_sizes), tuple(out_merged))
+    return [_Input(slot, name, variable, f"t_{variable}", tensors[name].data_type, desc.view_type(name),
+                   kinds.get(variable, I), *layout)
+            for slot, ((name, variable), layout) in enumerate(zip(present, layouts, strict=True))], out_layout
+
+
+def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tuple[int, ...]],
+                 output_view: DataType) -> tuple[dict[int, str], int] | None:
+    """({input slot: 'vec4', 'splat' or 'lanes'}, the output's words of 4 elements) where the vec4 pass applies
+    (see ElementWiseKernel), else None."""
+    sizes, strides = out_layout
+    if output_view.element_size != 4 or sizes[-1] % 4 or strides[-1] != 1 or any(s % 4 for s in strides[:-1]):
+        return None
+    if any(tensor.sizes != sizes for tensor in inputs):   # not merged together with the output
+        return None
+    modes = {}
+    for tensor in inputs:
+        if tensor.strides[-1] == 0:
+            modes[tensor.slot] = "splat"
+        elif (tensor.view.element_size == 4 and tensor.strides[-1] == 1 and not tensor.base
+              and all(s % 4 == 0 for s in tensor.strides[:-1])):
+            modes[tensor.slot] = "vec4"
+        else:
+            modes[tensor.slot] = "lanes"
+    return modes, math.prod(sizes) // 4
+
+
+def _declaration(tensor: _Input, f16: bool) -> str:
+    """The binding of an input read element by element, with its loads (wgsl.tensor_input)."""
+    if tensor.view.element_size == 8:
+        return buffer(tensor.name, tensor.slot) + loads(tensor.name, D.FLOAT64, tensor.slot)
+    return tensor_input(tensor.name, tensor.data_type, tensor.slot,
+                        computed=tensor.kind == F and tensor.view == D.FLOAT16, f16=f16)
+
+
+def _at(tensor: _Input, block: int, o: str) -> str:
+    """The element offset of the input's logical element `o` through its layout block."""
+    return f"({tensor.base}u + offset_of({block}u, {o}))" if tensor.base else f"offset_of({block}u, {o})"
+
+
+def _word(slot: int, block: int) -> str:
+    """The vec4 word of logical element o (a multiple of 4) of the tensor bound at `slot` with layout `block`."""
+    return f"P[{slot}u] / 4u + offset_of({block}u, o) / 4u"
 
 
 def activation_function(activation: OperatorDesc | None, params: Params) -> str:
