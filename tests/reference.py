@@ -1531,3 +1531,14 @@ def reference_gather(x: np.ndarray, indices: np.ndarray, axis: int, index_dimens
 def reference_gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     """GATHER_ELEMENTS: np.take_along_axis on indices made valid by hand."""
     return np.take_along_axis(x, reference_gather_index(indices, x.shape[axis])[0], axis=axis)
+
+
+# -- NONZERO_COORDINATES (ops/nonzero.py) ---------------------------------------------------------------------------
+
+def reference_nonzero(x: np.ndarray, columns: int) -> np.ndarray:
+    """The coordinates (their last `columns`) of x's nonzero elements, walked one by one in row-major order in
+    Python: an element is nonzero where `value != 0` as Python compares the number (NaN is nonzero, -0.0 is zero).
+    One row per nonzero element (count x columns, int64); the count is the row count."""
+    rows = [index[x.ndim - columns:] for index in itertools.product(*(range(size) for size in x.shape))
+            if x[index].item() != 0]
+    return np.array(rows, np.int64).reshape(len(rows), columns)

@@ -912,3 +912,21 @@ def upsample_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Feat
     out_sizes = (*sizes[:-2], sizes[-2] * height, sizes[-1] * width)
     return dml.Upsample2dOperatorDesc(draw(input_desc(data_type, sizes)), draw(output_desc(data_type, out_sizes)),
                                       (width, height), draw(st.sampled_from(["NEAREST_NEIGHBOR", "LINEAR"])))
+
+
+@draws_descriptors(dml.NonzeroCoordinatesOperatorDesc)
+@st.composite
+def nonzero_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """A NONZERO_COORDINATES of the row in force: a type of its InputTensor, 4 or 5 dimensions (leading 1s now and
+    then), an input of any layout (zero strides included), N from the effective rank to the DimensionCount, outputs
+    of any layout."""
+    from opendml.ops.nonzero import coordinates_sizes, effective_rank
+
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    rank = draw(st.integers(4, 5))
+    lead = draw(st.integers(0, rank))
+    sizes = (1,) * lead + draw(small_sides(rank, max_elements=48))[lead:]
+    columns = draw(st.integers(max(1, effective_rank(sizes)), rank))
+    return cls(draw(input_desc(data_type, sizes)), draw(output_desc(dml.DataType.UINT32, [1] * rank)),  # type: ignore
+               draw(output_desc(dml.DataType.UINT32, coordinates_sizes(sizes, columns))))

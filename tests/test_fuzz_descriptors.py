@@ -39,6 +39,7 @@ from reference import (
     reference_gather_index,
     reference_gather_nd1,
     reference_join,
+    reference_nonzero,
     reference_one_hot,
     reference_split,
 )
@@ -311,6 +312,61 @@ def gather_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
         "output_tensor": draw(tensor_spec(data_type, indices_sizes, output=True)), "axis": axis})
 
 
+@st.composite
+def nonzero_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """NONZERO_COORDINATES: leading 1s now and then, N from the effective rank to the DimensionCount."""
+    from opendml.ops.nonzero import SUPPORT, coordinates_sizes, effective_rank
+
+    rank = draw(rank_for((4, 5)))
+    lead = draw(st.integers(0, rank))
+    sizes = [1] * lead + draw(small_sizes(rank, max_elements=64))[lead:]
+    columns = draw(st.integers(max(1, effective_rank(sizes)), max(1, rank)))
+    return OpSpec(dml.NonzeroCoordinatesOperatorDesc, {
+        "input_tensor": draw(tensor_spec(draw(data_type_for(_row_types(SUPPORT, level, "InputTensor"))), sizes)),
+        "output_count_tensor": draw(tensor_spec(dml.DataType.UINT32, [1] * rank, output=True)),
+        "output_coordinates_tensor": draw(tensor_spec(dml.DataType.UINT32, coordinates_sizes(sizes, columns),
+                                                      output=True))})
+
+
+@st.composite
+def scatter_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    axis = draw(st.integers(0, rank - 1))
+    input_sizes = draw(small_sizes(rank, max_side=4, max_elements=64))
+    indices_sizes = [draw(st.integers(1, 5)) if dim == axis else size for dim, size in enumerate(input_sizes)]
+    data_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "IndicesTensor")))
+    return OpSpec(dml.ScatterElementsOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, input_sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, indices_sizes)),
+        "updates_tensor": draw(tensor_spec(data_type, indices_sizes)),
+        "output_tensor": draw(tensor_spec(data_type, input_sizes, output=True)), "axis": axis})
+
+
+@st.composite
+def scatter_nd_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """SCATTER_ND: meaningful input sizes, K coordinates per tuple and index positions whose updates fit the rank."""
+    from opendml.ops.scatter import SCATTER_ND_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    input_count = draw(st.integers(1, rank))
+    table = draw(small_sizes(input_count, max_side=4, max_elements=64))
+    count = draw(st.integers(1, input_count))
+    positions = draw(small_sizes(draw(st.integers(0, rank - 1)), max_side=3, max_elements=12))
+    blocks = positions + table[count:]
+    data_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "IndicesTensor")))
+    sizes = [1] * (rank - input_count) + table
+    return OpSpec(dml.ScatterNdOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, [1] * (rank - len(positions) - 1) + positions + [count])),
+        "updates_tensor": draw(tensor_spec(data_type, [1] * (rank - len(blocks)) + blocks)),
+        "output_tensor": draw(tensor_spec(data_type, sizes, output=True)), "input_dimension_count": input_count,
+        "indices_dimension_count": len(positions) + 1})
+
+
 wild_floats = st.one_of(st.floats(-4, 4, width=32), st.sampled_from((0.0, -0.0, 1.0, -1.0, 3.4e38, -3.4e38, 1e39,
                                                                      math.inf, -math.inf, math.nan, 1e-45, 0.5)))
 
@@ -380,6 +436,7 @@ BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "REDUCE": reduce_base, "SPLIT": split_base, "ONE_HOT": one_hot_base, "GATHER_ND1": gather_nd1_base,
     "MEAN_VARIANCE_NORMALIZATION1": mvn_base, "SLICE1": slice1_base, "GATHER": gather_base,
     "GATHER_ELEMENTS": gather_elements_base,
+    "NONZERO_COORDINATES": nonzero_base,
 }
 
 
@@ -565,6 +622,9 @@ def logical_inputs(desc: dml.OperatorDesc, rng: np.random.Generator, kind: str =
             x = index_values(rng, dtype, tensor.sizes, max(desc.input_tensor.sizes))
         elif name == "IndicesTensor" and isinstance(desc, AXIS_GATHERS):
             x = index_values(rng, dtype, tensor.sizes, desc.input_tensor.sizes[desc.axis])
+        elif isinstance(desc, dml.NonzeroCoordinatesOperatorDesc):   # about half of the elements zero
+            x = np.where(rng.random(tensor.sizes) < 0.5, np.zeros((), dtype), random_values(rng, dtype, tensor.sizes,
+                                                                                              kind))
         elif isinstance(desc, dml.MeanVarianceNormalization1OperatorDesc) and name != "InputTensor":
             x = (rng.standard_normal(tensor.sizes) * 2).astype(dtype)
         else:
@@ -623,6 +683,14 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         indices, values = inputs
         assert indices is not None and values is not None
         _assert_same_bits(outputs[0], reference_one_hot(indices, values, desc.depth, desc.axis), "ONE_HOT output")
+    elif isinstance(desc, dml.NonzeroCoordinatesOperatorDesc):
+        assert inputs[0] is not None
+        want = reference_nonzero(inputs[0], desc.columns)
+        assert int(outputs[0].reshape(-1)[0]) == len(want), (desc, inputs[0], outputs[0], want)
+        _assert_same_bits(outputs[1].reshape(-1, desc.columns)[: len(want)], want.astype(np.uint32),
+                          "NONZERO_COORDINATES output")
+    elif isinstance(desc, SCATTERS):
+        _assert_same_bits(outputs[0], reference_scatter(desc, inputs)[0], f"{desc.label} output")
     elif isinstance(desc, dml.GatherOperatorDesc):
         data, indices = inputs
         assert data is not None and indices is not None
@@ -714,7 +782,19 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
     GeneratorOperatorDesc, CumulativeOperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc,
-    dml.Upsample2dOperatorDesc)
+    dml.Upsample2dOperatorDesc, dml.NonzeroCoordinatesOperatorDesc)
+
+def written_outputs(desc: dml.OperatorDesc, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The outputs as far as the operator writes them: NONZERO_COORDINATES leaves its rows past the count as they
+    were (README, Rulings), so they are set to 0 here before outputs of different runs are compared."""
+    if not isinstance(desc, dml.NonzeroCoordinatesOperatorDesc):
+        return list(outputs)
+    count, coordinates = outputs
+    rows = coordinates.reshape(-1, desc.columns).copy()
+    rows[int(count.reshape(-1)[0]):] = 0
+    return [count, rows.reshape(coordinates.shape)]
+
+
 #: GATHER and GATHER_ELEMENTS: GATHER_ND1's index rules along Axis.
 AXIS_GATHERS = (dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc)
 

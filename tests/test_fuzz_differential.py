@@ -52,7 +52,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from strategies import addressed_byte_mask, build_buffer, descriptor_drawer, read_buffer, sentinel_bytes
 from test_fuzz_data import special_array
-from test_fuzz_descriptors import LEVELS, ORACLE_CLASSES, check_outputs, consistent, random_values
+from test_fuzz_descriptors import LEVELS, ORACLE_CLASSES, check_outputs, consistent, random_values, written_outputs
 
 import opendml as dml
 import opendml.backends.cpu
@@ -314,6 +314,7 @@ def assert_close(what: str, got: np.ndarray, expected: np.ndarray) -> None:
 def compare(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Sequence[np.ndarray | None],
             results: dict[str, list[np.ndarray]], baseline: str) -> None:
     oracle = isinstance(desc, ORACLE_CLASSES)
+    results = {backend: written_outputs(desc, outputs) for backend, outputs in results.items()}
     for backend, outputs in results.items():
         if oracle:
             check_outputs(desc, level, inputs, outputs)

@@ -73,6 +73,8 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "GATHER_ND": dml.GatherNdOperatorDesc(T(F32, [3, 2]), T(U32, [2, 1]), T(F32, [2, 2]), 2, 2),
         "GATHER": dml.GatherOperatorDesc(T(F32, [3, 2], [1, 4]), T(I64, [1, 3]), T(F32, [3, 3], [8, 2]), 1, 1),
         "GATHER_ELEMENTS": dml.GatherElementsOperatorDesc(T(F32, [3, 2]), T(U32, [3, 4], [0, 1]), T(F32, [3, 4]), 1),
+        "NONZERO_COORDINATES": dml.NonzeroCoordinatesOperatorDesc(T(F32, [1, 2, 1, 3], [0, 1, 8, 2]), T(U32, [1] * 4),
+                                                                  T(U32, [1, 1, 6, 3], [1, 1, 1, 8])),
         "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
             T(F32, [1, 2, 1, 3]), None, T(F32, [1, 2, 1, 1]), T(F32, [1, 2, 1, 3], [12, 6, 6, 2]), True, True, 1e-5),
         "ACTIVATION_SCALED_TANH": dml.ActivationScaledTanhOperatorDesc(

@@ -190,3 +190,9 @@ from .graph import gather, gather_elements  # noqa: E402
 from .ops.gather import GatherElementsOperatorDesc, GatherOperatorDesc  # noqa: E402
 
 __all__ += ["GatherElementsOperatorDesc", "GatherOperatorDesc", "gather", "gather_elements"]
+
+# NONZERO_COORDINATES (ops/nonzero.py, issue 28).
+from .graph_nonzero import NonzeroCoordinatesOutputs, nonzero_coordinates  # noqa: E402
+from .ops.nonzero import NonzeroCoordinatesOperatorDesc  # noqa: E402
+
+__all__ += ["NonzeroCoordinatesOperatorDesc", "NonzeroCoordinatesOutputs", "nonzero_coordinates"]

@@ -96,6 +96,7 @@ from .ops.generators import GeneratorOperatorDesc, block_values
 from .ops.join import JoinOperatorDesc
 from .ops.mean_variance_normalization import MeanVarianceNormalizationOperatorDesc
 from .ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
+from .ops.nonzero import NonzeroCoordinatesOperatorDesc
 from .ops.one_hot import OneHotOperatorDesc
 from .ops.padding import PaddingBase
 from .ops.reduce import ReduceOperatorDesc, reduced_sizes
@@ -1280,6 +1281,10 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         return [_lower_generator(desc, inputs)]
     if isinstance(desc, Upsample2dOperatorDesc):
         return [_lower_upsample(desc, context, inputs[0])]
+    if isinstance(desc, NonzeroCoordinatesOperatorDesc):   # dask_nonzero.py
+        from .dask_nonzero import lower_nonzero
+
+        return lower_nonzero(desc, context, inputs[0])
     x: DaskArray = inputs[0]
     if isinstance(desc, CumulativeOperatorDesc):
         return [_lower_cumulative(desc, context, x)]
