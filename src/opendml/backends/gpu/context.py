@@ -39,8 +39,10 @@ INSTALL_HINT = ("install opendml's gpu extra (pip install 'opendml[gpu]', or pip
 WANTED_FEATURES = ("shader-int64", "shader-f16", "subgroup", "timestamp-query")
 
 WORKGROUP_SIZE = 256
-#: Bind groups kept for reuse (a compiled operator dispatched again on the same bindings).
-BIND_GROUP_CACHE = 4096
+#: Entries kept for reuse, the least recently used dropped first: bind groups with their parameter buffers (a
+#: dispatch made again on the same ranges and parameters) and kernels' dispatches (a compiled operator executed again
+#: on the same device ranges: `GpuKernel`).
+CACHE_SIZE = 4096
 #: Work-groups per dimension of a dispatch (WebGPU's guaranteed minimum of maxComputeWorkgroupsPerDimension).
 MAX_GROUPS_PER_DIMENSION = 65535
 
@@ -219,10 +221,11 @@ class GpuContext:
         self.lock = threading.RLock()
         self._pipelines: dict[tuple[str, int], Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
-        self._groups: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
-        # The cached groups' keys by the id of each buffer they bind, and the ids of buffers collected since: a
-        # group is dropped once a buffer it binds is gone (the cache holds no buffer, so that dropped device
-        # buffers and a NumPy call's upload buffers are freed), before that id can name another buffer.
+        # The cache (`cached`, `remember`): each entry with the ids of the buffers it was made from. Its keys by the
+        # id of each buffer they name, and the ids of buffers collected since: an entry is dropped once a buffer it
+        # names is gone (the cache holds no buffer, so that dropped device buffers and a NumPy call's upload buffers
+        # are freed), before that id can name another buffer.
+        self._groups: OrderedDict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = OrderedDict()
         self._group_keys: dict[int, set[tuple[Any, ...]]] = {}
         self._collected: list[int] = []
         self._batch: threading.local = threading.local()
@@ -340,14 +343,10 @@ class GpuContext:
             else:
                 ranges.append((binding, 0, binding.size))
         data = params.tobytes() if params.size else b"\0" * 4
-        key = (len(bindings), tuple((id(handle), offset, size) for handle, offset, size in ranges), data)
+        key = ("group", tuple((id(handle), offset, size) for handle, offset, size in ranges), data)
         with self.lock:
-            while self._collected:
-                for stale in self._group_keys.pop(self._collected.pop(), ()):
-                    self._groups.pop(stale, None)
-            cached = self._groups.get(key)
+            cached: tuple[Any, Any] | None = self.cached(key)
             if cached is not None:
-                self._groups.move_to_end(key)
                 return cached
             wgpu = self.wgpu
             params_buffer = self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.STORAGE)
@@ -356,19 +355,44 @@ class GpuContext:
             entries.append({"binding": len(bindings), "resource": {"buffer": params_buffer, "offset": 0,
                                                                    "size": params_buffer.size}})
             group = self.device.create_bind_group(layout=self.layout(len(bindings))[0], entries=entries)
-            self._groups[key] = (group, params_buffer)
-            for handle, _, _ in ranges:
-                keys = self._group_keys.get(id(handle))
-                if keys is None:
-                    keys = self._group_keys[id(handle)] = set()
-                    # Runs when the buffer is collected (any thread, maybe under the lock): only records its id.
-                    weakref.finalize(handle, self._collected.append, id(handle))
-                keys.add(key)
-            if len(self._groups) > BIND_GROUP_CACHE:
-                evicted, _ = self._groups.popitem(last=False)
-                for handle_id, _, _ in evicted[1]:
-                    self._group_keys.get(handle_id, set()).discard(evicted)
+            self.remember(key, (group, params_buffer), [handle for handle, _, _ in ranges])
             return group, params_buffer
+
+    def cached(self, key: tuple[Any, ...]) -> Any:
+        """What `remember` cached under `key`, or None. Entries that name a buffer collected since are dropped
+        first, so a key that names a buffer by id never finds what another buffer with that id left. Under the
+        lock."""
+        self._drop_collected()
+        entry = self._groups.get(key)
+        if entry is None:
+            return None
+        self._groups.move_to_end(key)
+        return entry[0]
+
+    def remember(self, key: tuple[Any, ...], value: Any, handles: Sequence[Any]) -> None:
+        """Caches `value` (not None) under `key`, which names the buffers `handles` (wgpu buffers) by id; the entry
+        is dropped once any of them is collected. The cache holds none of them. Under the lock."""
+        self._drop_collected()     # so that no id below still names a collected buffer
+        ids = tuple({id(handle): None for handle in handles})
+        self._groups[key] = (value, ids)
+        for handle in handles:
+            keys = self._group_keys.get(id(handle))
+            if keys is None:
+                keys = self._group_keys[id(handle)] = set()
+                # Runs when the buffer is collected (any thread, maybe under the lock): only records its id.
+                weakref.finalize(handle, self._collected.append, id(handle))
+            keys.add(key)
+        if len(self._groups) > CACHE_SIZE:
+            evicted, (_, evicted_ids) = self._groups.popitem(last=False)
+            for handle_id in evicted_ids:
+                self._group_keys.get(handle_id, set()).discard(evicted)
+
+    def _drop_collected(self) -> None:
+        """Drops the cached entries that name a buffer collected since the last call."""
+        collected = self._collected
+        while collected:
+            for stale in self._group_keys.pop(collected.pop(), ()):
+                self._groups.pop(stale, None)
 
     # -- recording ----------------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ written). Pipelines are built in the subclass's constructor, at compile time.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,8 +34,20 @@ def template(name: str, **values: object) -> str:
     return re.sub(r"\{([A-Z][A-Z0-9_]*)\}", lambda match: str(values[match.group(1)]), text)
 
 
+#: Names each kernel in its context's cache (an id may name another kernel once this one is gone, a token never).
+_tokens = itertools.count()
+
+
 class GpuKernel:
-    """A compiled operator on the GPU: `kernel(input_views, output_views)` as the Device calls it."""
+    """A compiled operator on the GPU: `kernel(input_views, output_views)` as the Device calls it.
+
+    An execute on device ranges caches the dispatches it made (their pipelines, bind groups and parameter buffers)
+    in the context, keyed on this kernel and the ranges' buffers and offsets: an execute again on the same ranges
+    records them again, without binding or making anything (the entry goes when one of those buffers does)."""
+
+    #: Whether `record` makes the same dispatches whenever it is given the same ranges: true of a kernel whose
+    #: dispatches depend only on its descriptor, the buffers it made at compile time and the Bound ranges.
+    replayable = True
 
     def __init__(self, context: GpuContext, desc: OperatorDesc) -> None:
         self.context = context
@@ -44,6 +57,8 @@ class GpuKernel:
         self.output_descs: list[TensorDesc] = [tensor for _, tensor in desc.output_slots()]
         self.input_names = [name for name, _ in desc.input_slots()]
         self.output_names = [name for name, _ in desc.output_slots()]
+        self._token = next(_tokens)
+        self._checks = type(self).check is not GpuKernel.check
 
     # -- for subclasses -----------------------------------------------------------------------------------------
 
@@ -65,6 +80,15 @@ class GpuKernel:
         every host output is read back before any is copied into the caller's memory."""
         context = self.context
         with context.lock:
+            key = self._device_key(inputs, outputs)
+            work: list[Dispatch] | None = None if key is None else context.cached(key)
+            if work is not None:
+                if self._checks:
+                    self.check([None if desc is None or view is None else self._bind(name, desc, view, [],
+                                                                                      is_output=False)
+                                for name, desc, view in zip(self.input_names, self.input_descs, inputs, strict=True)])
+                self._submit(work)
+                return
             host_outputs: list[tuple[np.ndarray[Any, Any], Any]] = []
             bound_inputs: list[Bound | None] = []
             for name, desc, view in zip(self.input_names, self.input_descs, inputs, strict=True):
@@ -77,13 +101,39 @@ class GpuKernel:
             self.check(bound_inputs)
             staged = StagedRecorder(context)
             self.record(staged, bound_inputs, bound_outputs)
-            recorder, own = context.recorder()
-            recorder.record(staged.work)
-            if own:
-                recorder.submit()
+            if key is not None:
+                ranges = [bound.handle for bound in (*bound_inputs, *bound_outputs) if bound is not None]
+                context.remember(key, staged.work, [*ranges, *staged.handles])
+            self._submit(staged.work)
             results = [context.read(handle, 0, target.size) for target, handle in host_outputs]
             for (target, _), data in zip(host_outputs, results, strict=True):
                 target[:] = np.frombuffer(data, np.uint8)
+
+    def _device_key(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The cache key of an execute: this kernel and each view's buffer (by id) and offset; None where a view is
+        host memory (uploaded anew at each call) or the kernel is not `replayable`."""
+        if not self.replayable:
+            return None
+        key: list[Any] = ["work", self._token]
+        for desc, view in zip(self.input_descs, inputs, strict=True):
+            if desc is None or view is None:
+                key.append(None)
+            elif isinstance(view, DeviceRange):
+                key.append((id(view.memory.handle), view.offset))   # type: ignore[attr-defined]
+            else:
+                return None
+        for view in outputs:
+            if not isinstance(view, DeviceRange):
+                return None
+            key.append((id(view.memory.handle), view.offset))   # type: ignore[attr-defined]
+        return tuple(key)
+
+    def _submit(self, work: Sequence[Dispatch]) -> None:
+        """Records the dispatches into the current batch, or into a submission of their own."""
+        recorder, own = self.context.recorder()
+        recorder.record(work)
+        if own:
+            recorder.submit()
 
     def _bind(self, name: str, desc: TensorDesc, view: Any, host_outputs: list[tuple[np.ndarray[Any, Any], Any]],
               *, is_output: bool) -> Bound:
@@ -118,10 +168,12 @@ class StagedRecorder(Recorder):
     def __init__(self, context: GpuContext) -> None:  # no command encoder: nothing is recorded here
         self.context = context
         self.work: list[Dispatch] = []
+        self.handles: list[Any] = []    # the wgpu buffers that `work` binds
 
     def dispatch(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
                  groups: tuple[int, int] | tuple[int, int, int]) -> None:
         self.work.append(make_dispatch(self.context, source, bindings, params, groups))
+        self.handles.extend(binding.handle if isinstance(binding, Bound) else binding for binding in bindings)
 
 
 @dataclass(frozen=True)
