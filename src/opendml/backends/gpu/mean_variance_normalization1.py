@@ -32,11 +32,12 @@ from ...ops.base import OperatorDesc
 from ...ops.mean_variance_normalization1 import MeanVarianceNormalization1OperatorDesc
 from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ...types import DataType, ExecutionFlags
-from . import tree
+from . import specialize, tree
 from .context import Bound, GpuContext, Recorder, group_counts
 from .element_wise import activation_function
 from .elementwise import COMMON, Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
+from .reduce import placeholders
 from .wgsl import params_binding, prelude, tensor_input
 
 #: Invocations per work-group of the statistics passes.
@@ -112,9 +113,8 @@ class MvnKernel(GpuKernel):
 
         # 1. statistics
         params = Params(2)
-        at = {"KEPT": _add_dims(params, kept), "NORM": _add_dims(params, normalized)}
-        at |= {name: params.add(value) for name, value in
-               {**common, "LANES": lanes, "ITEMS": groups * chunks, "CHUNK": chunk}.items()}
+        at: dict[str, object] = {"KEPT": _add_dims(params, kept), "NORM": _add_dims(params, normalized)}
+        at |= placeholders(params, {**common, "LANES": lanes, "ITEMS": groups * chunks, "CHUNK": chunk})
         at["EPS"] = params.add_f32(desc.epsilon)
         data_type = source.data_type
         subgroup = tree.placeholders(context)
@@ -134,7 +134,7 @@ class MvnKernel(GpuKernel):
         if chunks > 1:
             params = Params(1)
             merge_lanes = min(WIDTH, _next_power_of_two(chunks))
-            at = {name: params.add(value) for name, value in {**common, "LANES": merge_lanes, "GROUPS": groups}.items()}
+            at = placeholders(params, {**common, "LANES": merge_lanes, "GROUPS": groups})
             at["EPS"] = params.add_f32(desc.epsilon)
             text = "".join([params_binding(1), template("mean_variance_normalization1_scaling.wgsl"),
                             template("mean_variance_normalization1_finish.wgsl", **at), self._max_or_tree(),
@@ -166,14 +166,11 @@ class MvnKernel(GpuKernel):
             columns.append((0,) * len(sizes) if side is None else tuple(
                 0 if size == 1 else stride for size, stride in zip(side.sizes, side.element_strides, strict=True)))
         dims = _merged([(size, *(column[d] for column in columns)) for d, size in enumerate(sizes)], len(columns))
-        pad = [0] * (MAX_DIMENSION_COUNT - len(dims))
         params = Params(5)
-        # LAYOUT: the rank, the sizes, then the strides of Input, group, Scale and Bias (columns 1, 3, 4, 5).
-        at = {"LAYOUT": params.add(len(dims), *(dim[0] for dim in dims), *([1] * len(pad)),
-                                   *(value for k in (1, 3, 4, 5) for value in [*(dim[k] for dim in dims), *pad])),
-              "HAS_SCALE": params.add(int(desc.scale_tensor is not None)),
-              "HAS_BIAS": params.add(int(desc.bias_tensor is not None)),
-              "FINAL": params.add(common["FINAL"]), "NORMALIZE": params.add(common["NORMALIZE"])}
+        at: dict[str, object] = {"COORDINATES": _coordinates(params, dims)}
+        at |= placeholders(params, {"HAS_SCALE": int(desc.scale_tensor is not None),
+                                    "HAS_BIAS": int(desc.bias_tensor is not None), "FINAL": common["FINAL"],
+                                    "NORMALIZE": common["NORMALIZE"]})
         body = activation_function(desc.fused_activation, params)
         merged_target = TensorDesc(target.data_type, tuple(dim[0] for dim in dims), tuple(dim[2] for dim in dims),
                                    total_tensor_size_in_bytes=target.total_tensor_size_in_bytes)
@@ -182,8 +179,7 @@ class MvnKernel(GpuKernel):
         elementwise = ElementwiseSource([("x", source), ("s", desc.scale_tensor or source),
                                          ("b", desc.bias_tensor or source), ("stats", stats_words)], merged_target,
                                         params, computed=("x", "s", "b"))
-        output = template("mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name,
-                          MAX=MAX_DIMENSION_COUNT, **at)
+        output = template("mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name, **at)
         return elementwise.compile(self.context, template("mean_variance_normalization1_scaling.wgsl") + body + output)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
@@ -194,6 +190,28 @@ class MvnKernel(GpuKernel):
             self.merge.record(recorder, [self.stats])
         self.output.record(recorder, [source, self.dummy if scale is None else scale,
                                       self.dummy if bias is None else bias, self.stats, outputs[0]])
+
+
+def _coordinates(params: Params, dims: Sequence[Dim]) -> str:
+    """The output pass's walk of o's coordinates over the merged dimensions `dims` (size, then the strides of
+    Input, Output, the group index, Scale and Bias), adding each coordinate times its stride to x, g, s and b.
+    Specialized (specialize.ENABLED), unrolled with the sizes and strides as literals; generic, a loop over a block
+    of P: the rank, MAX_DIMENSION_COUNT sizes, then as many strides for each of Input, group, Scale and Bias."""
+    tensors = {"x": 1, "g": 3, "s": 4, "b": 5}
+    if specialize.ENABLED:
+        lines = []
+        for k, dim in enumerate(reversed(dims)):
+            lines.append(f"    let c{k} = rest % {dim[0]}u;\n    rest = rest / {dim[0]}u;\n")
+            lines += [f"    {name} += c{k} * {dim[column]}u;\n" for name, column in tensors.items() if dim[column]]
+        return "".join(lines)
+    pad = [0] * (MAX_DIMENSION_COUNT - len(dims))
+    at = params.add(len(dims), *(dim[0] for dim in dims), *([1] * len(pad)),
+                    *(value for column in tensors.values() for value in [*(dim[column] for dim in dims), *pad]))
+    adds = "".join(f"        {name} += c * P[k + {index + 1}u * {MAX_DIMENSION_COUNT}u];\n"
+                   for index, name in enumerate(tensors))
+    return (f"    for (var d = i32(P[{at}u]) - 1; d >= 0; d--) {{\n        let k = {at}u + 1u + u32(d);\n"
+            f"        let size = P[k];\n        let next = rest / size;\n        let c = rest - next * size;\n"
+            f"        rest = next;\n{adds}    }}\n")
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> MvnKernel:

@@ -19,10 +19,10 @@ fn finish(g: u32, e: i32, mean_hi_in: f32, mean_lo_in: f32, m2_in: f32, flags: u
         else if ((flags & 2u) != 0u) { mean_hi = inf; }
         else { mean_hi = -inf; }
     }
-    let base = P[{FINAL}u] + 4u * g;
+    let base = {FINAL} + 4u * g;
     stats[base + 1u] = bitcast<u32>(mean_hi);
     stats[base + 2u] = bitcast<u32>(mean_lo);
-    if (P[{NORMALIZE}u] == 0u) {
+    if ({NORMALIZE} == 0u) {
         stats[base] = (bitcast<u32>(e) & 0xffffu) | (bitcast<u32>(e) << 16u);
         stats[base + 3u] = bitcast<u32>(1.0);
         return;

@@ -22,13 +22,13 @@ fn field(record: u32, k: u32) -> f32 { return bitcast<f32>(stats[record + k]); }
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
-    let lanes = P[{LANES}u];
+    let lanes = {LANES};
     let lane = t & (lanes - 1u);
     let first = t - lane;
     let g = (wid.x + wid.y * groups.x) * (WIDTH / lanes) + t / lanes;
-    let valid = g < P[{GROUPS}u];
-    let chunks = P[{CHUNKS}u];
-    let records = P[{RECORDS}u] + 6u * g * chunks;
+    let valid = g < {GROUPS};
+    let chunks = {CHUNKS};
+    let records = {RECORDS} + 6u * g * chunks;
     var mine = 0u;   // chunks this invocation walks
     if (valid && lane < chunks) { mine = (chunks - lane + lanes - 1u) / lanes; }
 
@@ -43,7 +43,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     let merged = max_or_tree(vec2<u32>(bitcast<u32>(top), flags), first, lane, lanes, 1u, t, sg);
     let e = bitcast<i32>(merged.x);
     flags = merged.y;
-    let n = f32(P[{N}u]);
+    let n = f32({N});
     var hi0 = 0.0;
     if (valid) { hi0 = times_pow2(field(records, 2u), bitcast<i32>(stats[records + 1u]) - e); }
 

@@ -1,27 +1,17 @@
 // MVN output: element o normalized with its group's record (e and k, mean_hi, mean_lo, r; see finish), Scale,
 // the power of two 2^k, Bias (each read through its strides, zero along broadcast dimensions; absent ones are
 // skipped), the fused activation, and one rounding to the output's type.
-// LAYOUT: the rank R of the merged dimensions, MAX sizes, then MAX strides for each of Input, Scale, Bias and the
-// group index (each kept dimension's row-major weight among the kept dimensions, 0 along Axes): o's coordinates
-// are found once and give all four offsets.
+// COORDINATES: o's coordinates over the merged dimensions, found once, give the offsets x, s, b of Input, Scale
+// and Bias and the group index g (each kept dimension's row-major weight among the kept dimensions, 0 along Axes;
+// see MvnKernel._coordinates). HAS_SCALE, HAS_BIAS, FINAL and NORMALIZE are u32 expressions.
 fn value(o: u32) -> u32 {
     var rest = o;
     var x = 0u;
     var s = 0u;
     var b = 0u;
     var g = 0u;
-    for (var d = i32(P[{LAYOUT}u]) - 1; d >= 0; d--) {
-        let k = {LAYOUT}u + 1u + u32(d);
-        let size = P[k];
-        let next = rest / size;
-        let c = rest - next * size;
-        rest = next;
-        x += c * P[k + {MAX}u];
-        g += c * P[k + 2u * {MAX}u];
-        s += c * P[k + 3u * {MAX}u];
-        b += c * P[k + 4u * {MAX}u];
-    }
-    let record = P[{FINAL}u] + 4u * g;
+{COORDINATES}
+    let record = {FINAL} + 4u * g;
     let exponents = load_raw_stats(record);
     let e = bitcast<i32>(exponents << 16u) >> 16u;
     var k = bitcast<i32>(exponents) >> 16u;
@@ -34,7 +24,7 @@ fn value(o: u32) -> u32 {
     var factor = 1.0;
     // Whether v's exact value is finite (the FLOAT32 one may have overflowed): then an infinite Bias is the sum.
     var finite = is_finite(x_bits) && is_finite(bitcast<u32>(mean_hi)) && is_finite(bitcast<u32>(r));
-    if (P[{HAS_SCALE}u] != 0u) {
+    if ({HAS_SCALE} != 0u) {
         // Scale's own power of two joins 2^k: v * Scale rounded once, with no overflow or underflow on the way
         // that the result does not have (a subnormal Scale times a large deviation, say).
         let bits = bitcast<u32>(load_s(s));
@@ -56,7 +46,7 @@ fn value(o: u32) -> u32 {
         }
     }
     if (k != 0) { v = times_pow2(v, k); }
-    if (P[{HAS_BIAS}u] != 0u) {
+    if ({HAS_BIAS} != 0u) {
         let c = load_b(b);
         let c_bits = bitcast<u32>(c);
         if (finite && is_finite(c_bits) && !is_finite(bitcast<u32>(v))) {

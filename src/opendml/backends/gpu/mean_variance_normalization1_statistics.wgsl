@@ -32,16 +32,16 @@ fn element_offset(j: u32) -> u32 {
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
-    let lanes = P[{LANES}u];
+    let lanes = {LANES};
     let lane = t & (lanes - 1u);
     let first = t - lane;
     let item = (wid.x + wid.y * groups.x) * (WIDTH / lanes) + t / lanes;
-    let chunks = P[{CHUNKS}u];
-    let valid = item < P[{ITEMS}u];
+    let chunks = {CHUNKS};
+    let valid = item < {ITEMS};
     let g = item / chunks;
-    let start = (item - g * chunks) * P[{CHUNK}u];
+    let start = (item - g * chunks) * {CHUNK};
     var count = 0u;
-    if (valid) { count = min(P[{CHUNK}u], P[{N}u] - start); }
+    if (valid) { count = min({CHUNK}, {N} - start); }
     let base = offset_of({KEPT}u, g);
 
     // 1. Load; the largest finite magnitude (as bits, which order like magnitudes) and the non-finite flags.
@@ -104,7 +104,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         if (chunks == 1u) {
             finish(g, e, shift, mean_lo, m2, flags, n);
         } else {
-            let record = P[{RECORDS}u] + 6u * item;
+            let record = {RECORDS} + 6u * item;
             stats[record] = count;
             stats[record + 1u] = bitcast<u32>(e);
             stats[record + 2u] = bitcast<u32>(shift);

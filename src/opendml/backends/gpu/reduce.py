@@ -109,6 +109,15 @@ class ReducePlan:
         return cls(kept, merged[-1], merged[:-1], desc.output_tensor.element_count, desc.reduced_element_count)
 
 
+def placeholders(params: Params, values: dict[str, int]) -> dict[str, object]:
+    """Each of `values` appended to `params`, and its placeholder for a template: a u32 expression, the read of its
+    position in P on the generic path, its literal where specialized (specialize.ENABLED, read at compile time)."""
+    start = params.add(*values.values())
+    literal = specialize.ENABLED
+    return {name: f"{value}u" if literal else f"P[{start + index}u]"
+            for index, (name, value) in enumerate(values.items())}
+
+
 # -- the states -------------------------------------------------------------------------------------------------------
 
 def _raw_literal(data_type: DataType, bits: int) -> str:
@@ -325,13 +334,10 @@ class ReduceKernel(GpuKernel):
         function; specialized (specialize.ENABLED, read here), the scalars are literals, so the compiler knows the
         loops' bounds and steps and divides by constants."""
         plan = self.plan
-        values = {"OUTPUTS": plan.outputs, "REDUCED": plan.reduced, "BLOCK": block, "INNER_SIZE": plan.inner[0],
-                  "INNER_STRIDE": plan.inner[1], "CHUNKS": chunks, "CHUNK": chunk, "PARTS": parts,
-                  "OUTPUT_FAST": int(output_fast), "FINAL": int(final), "GROUPS": groups}
-        start = params.add(*values.values())
-        literal = specialize.ENABLED
-        places: dict[str, object] = {name: f"{value}u" if literal else f"P[{start + index}u]"
-                                     for index, (name, value) in enumerate(values.items())}
+        places = placeholders(params, {
+            "OUTPUTS": plan.outputs, "REDUCED": plan.reduced, "BLOCK": block, "INNER_SIZE": plan.inner[0],
+            "INNER_STRIDE": plan.inner[1], "CHUNKS": chunks, "CHUNK": chunk, "PARTS": parts,
+            "OUTPUT_FAST": int(output_fast), "FINAL": int(final), "GROUPS": groups})
         places["ONE"] = params.add_f32(1.0)
         places["KEPT"] = params.add_tensor([size for size, _ in plan.kept], [stride for _, stride in plan.kept])
         places["OUTER"] = params.add_tensor([size for size, _ in plan.outer], [stride for _, stride in plan.outer])
