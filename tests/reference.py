@@ -1542,3 +1542,76 @@ def reference_nonzero(x: np.ndarray, columns: int) -> np.ndarray:
     rows = [index[x.ndim - columns:] for index in itertools.product(*(range(size) for size in x.shape))
             if x[index].item() != 0]
     return np.array(rows, np.int64).reshape(len(rows), columns)
+
+
+# -- SCATTER_ELEMENTS and SCATTER_ND (ops/scatter.py) -----------------------------------------------------------------
+
+def _scatter_position(value: int, size: int, signed: bool) -> int | None:
+    """An index made a position along a dimension of `size`: a negative one of a signed type counts from the end
+    once; None where it is still out of range (its update is skipped)."""
+    index = int(value)
+    if signed and index < 0:
+        index += size
+    return index if 0 <= index < size else None
+
+
+def reference_scatter_elements(x: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis: int
+                               ) -> tuple[np.ndarray, bool]:
+    """SCATTER_ELEMENTS element by element in Python, the updates in row-major order (a later one overwrites an
+    earlier one), an update whose index is out of range skipped; also whether any was (what a debug device
+    refuses)."""
+    out, bad = x.copy(), False
+    signed = indices.dtype.kind == "i"
+    for position in np.ndindex(*indices.shape):
+        index = _scatter_position(indices[position], x.shape[axis], signed)
+        if index is None:
+            bad = True
+            continue
+        target = list(position)
+        target[axis] = index
+        out[tuple(target)] = updates[position]
+    return out, bad
+
+
+def reference_scatter_nd(x: np.ndarray, indices: np.ndarray, updates: np.ndarray, input_dimension_count: int,
+                         indices_dimension_count: int) -> tuple[np.ndarray, bool]:
+    """SCATTER_ND tuple by tuple in Python over the meaningful sizes (the leading ones dropped), in row-major order,
+    a tuple with a coordinate out of range skipped; also whether any was."""
+    rank = x.ndim
+    table = x.reshape(x.shape[rank - input_dimension_count:]).copy()
+    tuples = indices.reshape(indices.shape[rank - indices_dimension_count:])
+    count = tuples.shape[-1]
+    blocks = updates.reshape(tuples.shape[:-1] + table.shape[count:])
+    signed, bad = indices.dtype.kind == "i", False
+    for position in np.ndindex(*tuples.shape[:-1]):
+        coordinates = [_scatter_position(tuples[(*position, k)], table.shape[k], signed) for k in range(count)]
+        if any(coordinate is None for coordinate in coordinates):
+            bad = True
+            continue
+        table[tuple(coordinates)] = blocks[position]
+    return table.reshape(x.shape), bad
+
+
+def reference_top_k(x: np.ndarray, axis: int, k: int, *, decreasing: bool) -> tuple[np.ndarray, np.ndarray]:
+    """TOP_K / TOP_K1 sequence by sequence in Python: each sequence's positions sorted by (NaN or not, value,
+    position) with Python's own comparisons of float64 (-0.0 == 0.0) or exact integers: DECREASING the NaNs first,
+    then the largest values, INCREASING the smallest first and the NaNs last; equal values by ascending position.
+    (values, int64 indices): the first k positions, and the elements there (as they are: a NaN's bits kept)."""
+    moved = np.moveaxis(x, axis, -1)
+    values = np.empty((*moved.shape[:-1], k), x.dtype)
+    indices = np.empty((*moved.shape[:-1], k), np.int64)
+    for position in np.ndindex(*moved.shape[:-1]):
+        sequence = moved[position]
+        numbers = [float(v) if x.dtype.kind == "f" else int(v) for v in sequence]
+
+        def order(i: int, numbers: list[float] | list[int] = numbers) -> tuple[int, float, int]:
+            number = numbers[i]
+            nan = number != number
+            if decreasing:
+                return (0 if nan else 1, 0 if nan else -number, i)
+            return (1 if nan else 0, 0 if nan else number, i)
+
+        chosen = sorted(range(len(numbers)), key=order)[:k]
+        indices[position] = chosen
+        values[position] = sequence[chosen]
+    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)

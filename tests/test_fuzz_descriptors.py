@@ -41,6 +41,8 @@ from reference import (
     reference_join,
     reference_nonzero,
     reference_one_hot,
+    reference_scatter_elements,
+    reference_scatter_nd,
     reference_split,
 )
 from strategies import DescriptorDrawer, build_buffer, draws_descriptors, read_buffer, strides_for
@@ -367,6 +369,45 @@ def scatter_nd_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
         "indices_dimension_count": len(positions) + 1})
 
 
+@st.composite
+def scatter_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    axis = draw(st.integers(0, rank - 1))
+    input_sizes = draw(small_sizes(rank, max_side=4, max_elements=64))
+    indices_sizes = [draw(st.integers(1, 5)) if dim == axis else size for dim, size in enumerate(input_sizes)]
+    data_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "IndicesTensor")))
+    return OpSpec(dml.ScatterElementsOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, input_sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, indices_sizes)),
+        "updates_tensor": draw(tensor_spec(data_type, indices_sizes)),
+        "output_tensor": draw(tensor_spec(data_type, input_sizes, output=True)), "axis": axis})
+
+
+@st.composite
+def scatter_nd_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """SCATTER_ND: meaningful input sizes, K coordinates per tuple and index positions whose updates fit the rank."""
+    from opendml.ops.scatter import SCATTER_ND_SUPPORT
+
+    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
+    input_count = draw(st.integers(1, rank))
+    table = draw(small_sizes(input_count, max_side=4, max_elements=64))
+    count = draw(st.integers(1, input_count))
+    positions = draw(small_sizes(draw(st.integers(0, rank - 1)), max_side=3, max_elements=12))
+    blocks = positions + table[count:]
+    data_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "IndicesTensor")))
+    sizes = [1] * (rank - input_count) + table
+    return OpSpec(dml.ScatterNdOperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, sizes)),
+        "indices_tensor": draw(tensor_spec(index_type, [1] * (rank - len(positions) - 1) + positions + [count])),
+        "updates_tensor": draw(tensor_spec(data_type, [1] * (rank - len(blocks)) + blocks)),
+        "output_tensor": draw(tensor_spec(data_type, sizes, output=True)), "input_dimension_count": input_count,
+        "indices_dimension_count": len(positions) + 1})
+
+
 wild_floats = st.one_of(st.floats(-4, 4, width=32), st.sampled_from((0.0, -0.0, 1.0, -1.0, 3.4e38, -3.4e38, 1e39,
                                                                      math.inf, -math.inf, math.nan, 1e-45, 0.5)))
 
@@ -436,6 +477,7 @@ BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "REDUCE": reduce_base, "SPLIT": split_base, "ONE_HOT": one_hot_base, "GATHER_ND1": gather_nd1_base,
     "MEAN_VARIANCE_NORMALIZATION1": mvn_base, "SLICE1": slice1_base, "GATHER": gather_base,
     "GATHER_ELEMENTS": gather_elements_base,
+    "SCATTER_ELEMENTS": scatter_elements_base, "SCATTER_ND": scatter_nd_base,
     "NONZERO_COORDINATES": nonzero_base,
 }
 
@@ -620,6 +662,10 @@ def logical_inputs(desc: dml.OperatorDesc, rng: np.random.Generator, kind: str =
             x = index_values(rng, dtype, tensor.sizes, desc.depth)
         elif name == "IndicesTensor" and isinstance(desc, dml.GatherNd1OperatorDesc):
             x = index_values(rng, dtype, tensor.sizes, max(desc.input_tensor.sizes))
+        elif name == "IndicesTensor" and isinstance(desc, dml.ScatterElementsOperatorDesc):
+            x = index_values(rng, dtype, tensor.sizes, desc.input_tensor.sizes[desc.axis])
+        elif name == "IndicesTensor" and isinstance(desc, dml.ScatterNdOperatorDesc):
+            x = index_values(rng, dtype, tensor.sizes, max(desc.input_tensor.sizes))
         elif name == "IndicesTensor" and isinstance(desc, AXIS_GATHERS):
             x = index_values(rng, dtype, tensor.sizes, desc.input_tensor.sizes[desc.axis])
         elif isinstance(desc, dml.NonzeroCoordinatesOperatorDesc):   # about half of the elements zero
@@ -689,6 +735,8 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         assert int(outputs[0].reshape(-1)[0]) == len(want), (desc, inputs[0], outputs[0], want)
         _assert_same_bits(outputs[1].reshape(-1, desc.columns)[: len(want)], want.astype(np.uint32),
                           "NONZERO_COORDINATES output")
+    elif isinstance(desc, SCATTERS):
+        _assert_same_bits(outputs[0], reference_scatter(desc, inputs)[0], f"{desc.label} output")
     elif isinstance(desc, SCATTERS):
         _assert_same_bits(outputs[0], reference_scatter(desc, inputs)[0], f"{desc.label} output")
     elif isinstance(desc, dml.GatherOperatorDesc):
@@ -782,6 +830,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.OneHotOperatorDesc, dml.GatherNd1OperatorDesc, dml.MeanVarianceNormalization1OperatorDesc,
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
     GeneratorOperatorDesc, CumulativeOperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc,
+    dml.ScatterElementsOperatorDesc, dml.ScatterNdOperatorDesc,
     dml.Upsample2dOperatorDesc, dml.NonzeroCoordinatesOperatorDesc)
 
 def written_outputs(desc: dml.OperatorDesc, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -797,10 +846,24 @@ def written_outputs(desc: dml.OperatorDesc, outputs: Sequence[np.ndarray]) -> li
 
 #: GATHER and GATHER_ELEMENTS: GATHER_ND1's index rules along Axis.
 AXIS_GATHERS = (dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc)
+#: SCATTER_ELEMENTS and SCATTER_ND: updates at out-of-range indices skipped, refused by a debug device.
+SCATTERS = (dml.ScatterElementsOperatorDesc, dml.ScatterNdOperatorDesc)
+
+
+def reference_scatter(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray | None]) -> tuple[np.ndarray, bool]:
+    """A scatter's reference output, and whether a debug device refuses its indices."""
+    data, indices, updates = inputs
+    assert data is not None and indices is not None and updates is not None
+    if isinstance(desc, dml.ScatterElementsOperatorDesc):
+        return reference_scatter_elements(data, indices, updates, desc.axis)
+    assert isinstance(desc, dml.ScatterNdOperatorDesc)
+    return reference_scatter_nd(data, indices, updates, desc.input_dimension_count, desc.indices_dimension_count)
 
 
 def gather_out_of_range(desc: dml.OperatorDesc, inputs: Sequence[np.ndarray | None]) -> bool:
-    """Whether a debug device refuses these indices (GATHER_ND1, GATHER, GATHER_ELEMENTS)."""
+    """Whether a debug device refuses these indices (GATHER_ND1, GATHER, GATHER_ELEMENTS, the scatters)."""
+    if isinstance(desc, SCATTERS):
+        return reference_scatter(desc, inputs)[1]
     data, indices = inputs
     assert data is not None and indices is not None
     if isinstance(desc, AXIS_GATHERS):
@@ -871,7 +934,8 @@ def run_descriptor(level: dml.FeatureLevel, debug: bool, spec: OpSpec, seed: int
     compiled = device(level, debug).compile_operator(operator)
     rng = np.random.default_rng(seed)
     inputs = logical_inputs(desc, rng)
-    if debug and isinstance(desc, (dml.GatherNd1OperatorDesc, *AXIS_GATHERS)) and gather_out_of_range(desc, inputs):
+    if debug and isinstance(desc, (dml.GatherNd1OperatorDesc, *AXIS_GATHERS, *SCATTERS)) and \
+            gather_out_of_range(desc, inputs):
         with pytest.raises(dml.BindingError, match="out of range"):
             compiled(*inputs)
         return "dispatched"

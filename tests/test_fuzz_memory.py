@@ -56,6 +56,7 @@ ALIGNMENT = 16
 # ---------------------------------------------------------------------------------------------------------------------
 
 F32, U32, I64 = dml.DataType.FLOAT32, dml.DataType.UINT32, dml.DataType.INT64
+U8 = dml.DataType.UINT8
 
 
 def _operators() -> dict[str, dml.OperatorDesc]:
@@ -73,6 +74,10 @@ def _operators() -> dict[str, dml.OperatorDesc]:
         "GATHER_ND": dml.GatherNdOperatorDesc(T(F32, [3, 2]), T(U32, [2, 1]), T(F32, [2, 2]), 2, 2),
         "GATHER": dml.GatherOperatorDesc(T(F32, [3, 2], [1, 4]), T(I64, [1, 3]), T(F32, [3, 3], [8, 2]), 1, 1),
         "GATHER_ELEMENTS": dml.GatherElementsOperatorDesc(T(F32, [3, 2]), T(U32, [3, 4], [0, 1]), T(F32, [3, 4]), 1),
+        "SCATTER_ELEMENTS": dml.ScatterElementsOperatorDesc(T(F32, [3, 4], [1, 4]), T(I64, [2, 4], [0, 1]),
+                                                            T(F32, [2, 4]), T(F32, [3, 4], [5, 1]), 0),
+        "SCATTER_ND": dml.ScatterNdOperatorDesc(T(U8, [4, 3]), T("INT32", [2, 1], [2, 1]), T(U8, [2, 3]),
+                                                T(U8, [4, 3], [4, 1]), 2, 2),
         "NONZERO_COORDINATES": dml.NonzeroCoordinatesOperatorDesc(T(F32, [1, 2, 1, 3], [0, 1, 8, 2]), T(U32, [1] * 4),
                                                                   T(U32, [1, 1, 6, 3], [1, 1, 1, 8])),
         "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
@@ -402,7 +407,8 @@ def guarded_dispatch(level: dml.FeatureLevel, desc: dml.OperatorDesc, seed: int,
     compiled = device.compile_operator(device.create_operator(desc))
     rng = np.random.default_rng(seed)
     logical = logical_inputs(desc, rng)
-    if isinstance(desc, (dml.GatherNd1OperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc)):
+    if isinstance(desc, (dml.GatherNd1OperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc,
+                         dml.ScatterElementsOperatorDesc, dml.ScatterNdOperatorDesc)):
         assert not device.debug or not gather_out_of_range(desc, logical)
     regions, inputs = [], []
     for index, ((_, tensor), array) in enumerate(zip(desc.input_slots(), logical, strict=True)):

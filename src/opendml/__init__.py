@@ -196,3 +196,11 @@ from .graph_nonzero import NonzeroCoordinatesOutputs, nonzero_coordinates  # noq
 from .ops.nonzero import NonzeroCoordinatesOperatorDesc  # noqa: E402
 
 __all__ += ["NonzeroCoordinatesOperatorDesc", "NonzeroCoordinatesOutputs", "nonzero_coordinates"]
+
+# SCATTER_ELEMENTS (alias SCATTER: the same descriptor) and SCATTER_ND (ops/scatter.py, issue 28).
+from .graph_scatter import scatter_elements, scatter_nd  # noqa: E402
+from .ops.scatter import ScatterElementsOperatorDesc, ScatterNdOperatorDesc  # noqa: E402
+
+ScatterOperatorDesc = ScatterElementsOperatorDesc   # DML_SCATTER_OPERATOR_DESC, DML's older name of the same struct
+__all__ += ["ScatterElementsOperatorDesc", "ScatterNdOperatorDesc", "ScatterOperatorDesc", "scatter_elements",
+            "scatter_nd"]

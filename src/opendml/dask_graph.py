@@ -1267,6 +1267,12 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         from .dask_padding import lower_padding
 
         return [lower_padding(desc, inputs[0])]
+    from .ops.scatter import ScatterElementsOperatorDesc, ScatterNdOperatorDesc
+
+    if isinstance(desc, (ScatterElementsOperatorDesc, ScatterNdOperatorDesc)):   # dask_scatter.py
+        from .dask_scatter import lower_scatter
+
+        return [lower_scatter(desc, context, inputs[0], inputs[1], inputs[2])]
     if isinstance(desc, SliceBase):   # SLICE, SLICE1: Dask's slicing (a negative step from the window's end)
         steps = desc._window()[2]
         cuts = tuple(slice(start, start + step * size if start + step * size >= 0 else None, step)

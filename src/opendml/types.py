@@ -335,6 +335,8 @@ class OperatorType(enum.IntEnum):
     ELEMENT_WISE_ADD1 = 89
     ACTIVATION_SHRINK = 90
     DIAGONAL_MATRIX = 93
+    SCATTER_ELEMENTS = 94
+    SCATTER = 94        # DML's alias of SCATTER_ELEMENTS (the same member)
     ONE_HOT = 95
     ELEMENT_WISE_BIT_SHIFT_LEFT = 97
     ELEMENT_WISE_BIT_SHIFT_RIGHT = 98
@@ -348,6 +350,7 @@ class OperatorType(enum.IntEnum):
     GATHER_ELEMENTS = 107
     REVERSE_SUBSEQUENCES = 106
     GATHER_ND = 108
+    SCATTER_ND = 109
     SLICE1 = 111
     DEPTH_TO_SPACE1 = 113
     SPACE_TO_DEPTH1 = 114

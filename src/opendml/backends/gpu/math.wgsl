@@ -127,7 +127,10 @@ fn m_exp(x: f32) -> f32 {
     if (x > 89.0) { return bitcast<f32>(0x7f800000u); }
     if (x < -104.0) { return 0.0; }
     let e = m_exp_parts(x);
-    return m_ldexp(e.x, i32(e.y));
+    let k = i32(e.y);
+    // e.x is in [0.7, 1.42]: for these k, e.x 2^k is a normal float32, exactly the product by the power of two
+    if (k >= -125 && k <= 127) { return e.x * bitcast<f32>(u32(k + 127) << 23u); }
+    return m_ldexp(e.x, k);
 }
 
 fn m_expm1(x: f32) -> f32 {

@@ -1,0 +1,231 @@
+"""SCATTER_ELEMENTS and SCATTER_ND on the CPU: numba's mark, then copy (backends/scatter_plan.py).
+
+The mark walks the updates' outer positions in row-major order, one thread, and stores in `winner[cell]` the
+updates' element offset of the last position whose tuple selects the cell (-1: none; a tuple with a coordinate out
+of range is skipped). The copy then writes each cell of the output once, its rest elements from the winner's update
+or, unmarked, from the input, split over numba's threads for outputs of 1 MiB or more (cells are disjoint). Contiguous
+rest runs of at least a cache line are memcpy'd, and runs of unmarked packed rows are copied from the input as one
+memcpy, so a scatter of a few rows costs about a copy. Data travel as unsigned integers of their width: every bit
+pattern is kept.
+
+A `Device(debug=True)` compiles `debug_kernel`, which checks every coordinate first (GATHER_ND1's check on the
+same outer positions) and raises, writing nothing, on the first one out of range, naming its IndicesTensor position
+and value (ops/scatter.ScatterAsGatherNd1.index_refusal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numba
+import numpy as np
+
+from ...ops.base import OperatorDesc
+from ...ops.scatter import ScatterElementsOperatorDesc, ScatterNdOperatorDesc
+from ...types import DataType, ExecutionFlags
+from .. import FlatArray, Kernel
+from ..plans import gather_out_of_range
+from ..scatter_plan import scatter_plan
+from .gather_nd1 import _first_out_of_range
+from .memory_kernels import LINE_BYTES, PARALLEL_LAUNCH, copy_bytes
+
+# Outputs of at least this many bytes are copied by every numba thread.
+_PARALLEL_BYTES = 1 << 20
+
+# The layout of `settings`: group lengths, then flags; `layout` holds the plan's arrays one after another.
+_S_OUTER, _S_TUPLE, _S_CELLS, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED = range(6)
+
+
+@numba.njit(cache=True)
+def _mark(indices: Any, layout: Any, settings: Any, winner: Any) -> None:
+    """winner[cell] = the updates' offset of the last outer position (row-major) whose tuple selects the cell."""
+    n, k_count = settings[_S_OUTER], settings[_S_TUPLE]
+    outer_sizes, outer_ix = layout[0:n], layout[n:2 * n]
+    outer_up, outer_cell = layout[2 * n:3 * n], layout[3 * n:4 * n]
+    coordinate_sizes, coordinate_cells = layout[4 * n:4 * n + k_count], layout[4 * n + k_count:4 * n + 2 * k_count]
+    tuple_stride, signed = settings[_S_TUPLE_STRIDE], settings[_S_SIGNED] != 0
+    last = n - 1
+    positions, step_ix, step_up, step_cell = outer_sizes[last], outer_ix[last], outer_up[last], outer_cell[last]
+    blocks = 1
+    for d in range(last):
+        blocks *= outer_sizes[d]
+    for block in range(blocks):
+        rest, base_ix, base_up, base_cell = block, 0, 0, 0
+        for d in range(last - 1, -1, -1):
+            c = rest % outer_sizes[d]
+            rest //= outer_sizes[d]
+            base_ix += c * outer_ix[d]
+            base_up += c * outer_up[d]
+            base_cell += c * outer_cell[d]
+        for p in range(positions):
+            at = base_ix + p * step_ix
+            cell = base_cell + p * step_cell
+            valid = True
+            for k in range(k_count):
+                v = np.int64(indices[at + k * tuple_stride])
+                size = coordinate_sizes[k]
+                if signed and v < 0:
+                    v += size
+                if v < 0 or v >= size:   # unsigned 64-bit values of 2^63 and more arrive negative: too large
+                    valid = False
+                    break
+                cell += v * coordinate_cells[k]
+            if valid:
+                winner[cell] = base_up + p * step_up
+
+
+@numba.njit(cache=True, inline="always")
+def _copy_block(source: Any, at: int, strides: Any, out: Any, target: int, rest_sizes: Any, rest_out: Any,
+                counter: Any) -> None:
+    """One cell's rest elements, from `source` at `at` (its rest strides `strides`) to `out` at `target`."""
+    last = rest_sizes.size - 1
+    run, step_in, step_out = rest_sizes[last], strides[last], rest_out[last]
+    for d in range(last):
+        counter[d] = 0
+    while True:
+        offset_in, offset_out = at, target
+        for d in range(last):
+            offset_in += counter[d] * strides[d]
+            offset_out += counter[d] * rest_out[d]
+        for r in range(run):
+            out[offset_out + r * step_out] = source[offset_in + r * step_in]
+        d = last - 1
+        while d >= 0:
+            counter[d] += 1
+            if counter[d] < rest_sizes[d]:
+                break
+            counter[d] = 0
+            d -= 1
+        if d < 0:
+            return
+
+
+@numba.njit(cache=True)
+def _copy_range(data: Any, updates: Any, out: Any, winner: Any, layout: Any, settings: Any, start: int,
+                stop: int) -> None:
+    """Writes the cells [start, stop) (row-major) of the output: each from its winner's update, else the input."""
+    at = 4 * settings[_S_OUTER] + 2 * settings[_S_TUPLE]
+    m, r = settings[_S_CELLS], settings[_S_REST]
+    cell_sizes, cell_out, cell_in = layout[at:at + m], layout[at + m:at + 2 * m], layout[at + 2 * m:at + 3 * m]
+    at += 3 * m
+    rest_sizes, rest_out = layout[at:at + r], layout[at + r:at + 2 * r]
+    rest_in, rest_up = layout[at + 2 * r:at + 3 * r], layout[at + 3 * r:at + 4 * r]
+    counter = np.zeros(r, np.int64)
+    last = m - 1
+    row, step_out, step_in = cell_sizes[last], cell_out[last], cell_in[last]
+    run = rest_sizes[0]
+    contiguous = r == 1 and rest_out[0] == 1 and rest_in[0] == 1 and rest_up[0] == 1
+    item = data.itemsize
+    whole_rows = contiguous and run * item >= LINE_BYTES
+    packed = whole_rows and step_out == run and step_in == run   # unmarked neighbours: one memcpy
+    single = r == 1 and run == 1
+    data_address, up_address = np.int64(data.ctypes.data), np.int64(updates.ctypes.data)
+    out_address = np.int64(out.ctypes.data)
+    cell = start
+    while cell < stop:
+        block, first = cell // row, cell % row
+        count = min(row - first, stop - cell)
+        rest, base_out, base_in = block, 0, 0
+        for d in range(last - 1, -1, -1):
+            c = rest % cell_sizes[d]
+            rest //= cell_sizes[d]
+            base_out += c * cell_out[d]
+            base_in += c * cell_in[d]
+        if single:
+            for j in range(first, first + count):
+                w = winner[cell + j - first]
+                if w >= 0:
+                    out[base_out + j * step_out] = updates[w]
+                else:
+                    out[base_out + j * step_out] = data[base_in + j * step_in]
+        elif whole_rows:
+            j = first
+            while j < first + count:
+                w = winner[cell + j - first]
+                if w >= 0:
+                    copy_bytes(out_address + (base_out + j * step_out) * item, up_address + w * item, run * item)
+                    j += 1
+                    continue
+                end = j + 1
+                if packed:
+                    while end < first + count and winner[cell + end - first] < 0:
+                        end += 1
+                copy_bytes(out_address + (base_out + j * step_out) * item,
+                           data_address + (base_in + j * step_in) * item, (end - j) * run * item)
+                j = end
+        else:
+            for j in range(first, first + count):
+                w = winner[cell + j - first]
+                if w >= 0:
+                    _copy_block(updates, w, rest_up, out, base_out + j * step_out, rest_sizes, rest_out, counter)
+                else:
+                    _copy_block(data, base_in + j * step_in, rest_in, out, base_out + j * step_out, rest_sizes,
+                                rest_out, counter)
+        cell += count
+
+
+@numba.njit(cache=True, parallel=True)
+def _copy_parallel(data: Any, updates: Any, out: Any, winner: Any, layout: Any, settings: Any, total: int,
+                   parts: int) -> None:
+    for part in numba.prange(parts):
+        _copy_range(data, updates, out, winner, layout, settings, total * part // parts, total * (part + 1) // parts)
+
+
+def _i64(values: Sequence[int]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    return np.asarray(values, dtype=np.int64)
+
+
+class ScatterKernel:
+    """kernel(inputs, outputs) for the backend; `debug_kernel` adds DML's debug-layer check of the indices."""
+
+    def __init__(self, desc: ScatterElementsOperatorDesc | ScatterNdOperatorDesc) -> None:
+        self.desc = desc
+        self.dual = desc.as_gather_nd1()
+        plan = self.plan = scatter_plan(desc)
+        self._layout = np.concatenate([_i64(values) for values in (
+            plan.outer_sizes, plan.outer_indices_strides, plan.outer_updates_strides, plan.outer_cell_strides,
+            plan.coordinate_sizes, plan.coordinate_cell_strides, plan.cell_sizes, plan.cell_output_strides,
+            plan.cell_input_strides, plan.rest_sizes, plan.rest_output_strides, plan.rest_input_strides,
+            plan.rest_updates_strides)])
+        self._settings = _i64([len(plan.outer_sizes), len(plan.coordinate_sizes), len(plan.cell_sizes),
+                               len(plan.rest_sizes), plan.tuple_stride, plan.signed])
+        item = desc.input_tensor.data_type.element_size
+        self._bits = np.dtype(f"u{item}")
+        threads = numba.get_num_threads()
+        self._parts = threads if threads > 1 and desc.output_tensor.element_count * item >= _PARALLEL_BYTES \
+            and plan.cells >= 2 * threads else 1
+        # UINT64 indices travel as int64 (numba would mix uint64 and int64 into float64); a negative one is huge.
+        self._index_view = np.dtype(np.int64) if desc.indices_tensor.data_type == DataType.UINT64 else None
+
+    def _index_array(self, indices: FlatArray) -> FlatArray:
+        return indices if self._index_view is None else indices.view(self._index_view)
+
+    def __call__(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        data, indices, updates = (cast(FlatArray, array) for array in inputs)
+        bits, plan = self._bits, self.plan
+        winner = np.full(plan.cells, -1, np.int64)
+        _mark(self._index_array(indices), self._layout, self._settings, winner)
+        args = (data.view(bits), updates.view(bits), outputs[0].view(bits), winner, self._layout, self._settings)
+        if self._parts > 1:
+            with PARALLEL_LAUNCH:
+                _copy_parallel(*args, plan.cells, self._parts)
+        else:
+            _copy_range(*args, 0, plan.cells)
+
+    def debug_kernel(self, inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        """Checks every coordinate before anything is written, then scatters."""
+        plan = self.plan
+        indices = cast(FlatArray, inputs[1])
+        position, coordinate = _first_out_of_range(
+            self._index_array(indices), _i64(plan.outer_sizes), _i64(plan.outer_indices_strides),
+            _i64(plan.coordinate_sizes), plan.tuple_stride, plan.signed)
+        if position >= 0:
+            raise gather_out_of_range(self.dual, int(position), int(coordinate), lambda at: int(indices[at]))
+        self(inputs, outputs)
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    assert isinstance(desc, (ScatterElementsOperatorDesc, ScatterNdOperatorDesc))
+    kernel = ScatterKernel(desc)
+    return kernel.debug_kernel if debug else kernel
