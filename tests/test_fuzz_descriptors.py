@@ -369,45 +369,6 @@ def scatter_nd_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
         "indices_dimension_count": len(positions) + 1})
 
 
-@st.composite
-def scatter_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
-    from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT
-
-    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
-    axis = draw(st.integers(0, rank - 1))
-    input_sizes = draw(small_sizes(rank, max_side=4, max_elements=64))
-    indices_sizes = [draw(st.integers(1, 5)) if dim == axis else size for dim, size in enumerate(input_sizes)]
-    data_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "InputTensor")))
-    index_type = draw(data_type_for(_row_types(SCATTER_ELEMENTS_SUPPORT, level, "IndicesTensor")))
-    return OpSpec(dml.ScatterElementsOperatorDesc, {
-        "input_tensor": draw(tensor_spec(data_type, input_sizes)),
-        "indices_tensor": draw(tensor_spec(index_type, indices_sizes)),
-        "updates_tensor": draw(tensor_spec(data_type, indices_sizes)),
-        "output_tensor": draw(tensor_spec(data_type, input_sizes, output=True)), "axis": axis})
-
-
-@st.composite
-def scatter_nd_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
-    """SCATTER_ND: meaningful input sizes, K coordinates per tuple and index positions whose updates fit the rank."""
-    from opendml.ops.scatter import SCATTER_ND_SUPPORT
-
-    rank = 4 if level < dml.FeatureLevel.LEVEL_3_0 else draw(st.integers(1, 5))
-    input_count = draw(st.integers(1, rank))
-    table = draw(small_sizes(input_count, max_side=4, max_elements=64))
-    count = draw(st.integers(1, input_count))
-    positions = draw(small_sizes(draw(st.integers(0, rank - 1)), max_side=3, max_elements=12))
-    blocks = positions + table[count:]
-    data_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "InputTensor")))
-    index_type = draw(data_type_for(_row_types(SCATTER_ND_SUPPORT, level, "IndicesTensor")))
-    sizes = [1] * (rank - input_count) + table
-    return OpSpec(dml.ScatterNdOperatorDesc, {
-        "input_tensor": draw(tensor_spec(data_type, sizes)),
-        "indices_tensor": draw(tensor_spec(index_type, [1] * (rank - len(positions) - 1) + positions + [count])),
-        "updates_tensor": draw(tensor_spec(data_type, [1] * (rank - len(blocks)) + blocks)),
-        "output_tensor": draw(tensor_spec(data_type, sizes, output=True)), "input_dimension_count": input_count,
-        "indices_dimension_count": len(positions) + 1})
-
-
 wild_floats = st.one_of(st.floats(-4, 4, width=32), st.sampled_from((0.0, -0.0, 1.0, -1.0, 3.4e38, -3.4e38, 1e39,
                                                                      math.inf, -math.inf, math.nan, 1e-45, 0.5)))
 
@@ -735,8 +696,6 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
         assert int(outputs[0].reshape(-1)[0]) == len(want), (desc, inputs[0], outputs[0], want)
         _assert_same_bits(outputs[1].reshape(-1, desc.columns)[: len(want)], want.astype(np.uint32),
                           "NONZERO_COORDINATES output")
-    elif isinstance(desc, SCATTERS):
-        _assert_same_bits(outputs[0], reference_scatter(desc, inputs)[0], f"{desc.label} output")
     elif isinstance(desc, SCATTERS):
         _assert_same_bits(outputs[0], reference_scatter(desc, inputs)[0], f"{desc.label} output")
     elif isinstance(desc, dml.GatherOperatorDesc):
