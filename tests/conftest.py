@@ -56,7 +56,7 @@ EVERY_BACKEND = {
     "test_activation_accuracy", "test_outputs", "test_element_wise", "test_graph_element_wise", "test_gemm",
     "test_convolution", "test_graph_gemm_convolution", "test_generators", "test_slice_cast",
     "test_cumulative", "test_padding_tile", "test_depth_space", "test_reverse_subsequences", "test_upsample",
-    "test_gather", "test_nonzero", "test_scatter",
+    "test_gather", "test_nonzero", "test_scatter", "test_top_k",
 }
 
 #: Of those, the modules whose operators also have the cpu backend's small-tensor kernels (backends/cpu/small), all

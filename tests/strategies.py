@@ -930,3 +930,24 @@ def nonzero_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.Featu
     columns = draw(st.integers(max(1, effective_rank(sizes)), rank))
     return cls(draw(input_desc(data_type, sizes)), draw(output_desc(dml.DataType.UINT32, [1] * rank)),  # type: ignore
                draw(output_desc(dml.DataType.UINT32, coordinates_sizes(sizes, columns))))
+
+
+@draws_descriptors(dml.TopKOperatorDesc, dml.TopK1OperatorDesc)
+@st.composite
+def top_k_descs(draw: st.DrawFn, cls: type[dml.OperatorDesc], level: dml.FeatureLevel) -> dml.OperatorDesc:
+    """A TOP_K (TOP_K1: either direction) of the row in force: a type and rank of its InputTensor, any axis, K from 1
+    to the axis's size, an index type of the row, an input of any layout (zero strides included) and outputs of any
+    layout."""
+    row = table_row(cls, level)
+    data_type = draw(st.sampled_from(row_types(row, "InputTensor")))
+    low, high = row_ranks(row, "InputTensor")
+    sizes = draw(small_sides(draw(st.integers(low, min(high, 5))), max_side=5))
+    axis = draw(st.integers(0, len(sizes) - 1))
+    k = draw(st.integers(1, sizes[axis]))
+    out = [k if dim == axis else size for dim, size in enumerate(sizes)]
+    index_type = draw(st.sampled_from(row_types(row, "OutputIndexTensor")))
+    tensors = (draw(input_desc(data_type, sizes)), draw(output_desc(data_type, out)),
+               draw(output_desc(index_type, out)))
+    if cls is dml.TopKOperatorDesc:
+        return dml.TopKOperatorDesc(*tensors, axis, k)
+    return dml.TopK1OperatorDesc(*tensors, axis, k, draw(st.sampled_from(["INCREASING", "DECREASING"])))

@@ -204,3 +204,9 @@ from .ops.scatter import ScatterElementsOperatorDesc, ScatterNdOperatorDesc  # n
 ScatterOperatorDesc = ScatterElementsOperatorDesc   # DML_SCATTER_OPERATOR_DESC, DML's older name of the same struct
 __all__ += ["ScatterElementsOperatorDesc", "ScatterNdOperatorDesc", "ScatterOperatorDesc", "scatter_elements",
             "scatter_nd"]
+
+# TOP_K and TOP_K1 (ops/top_k.py, issue 28).
+from .graph_top_k import TopKOutputs, top_k  # noqa: E402
+from .ops.top_k import TopK1OperatorDesc, TopKOperatorDesc  # noqa: E402
+
+__all__ += ["TopK1OperatorDesc", "TopKOperatorDesc", "TopKOutputs", "top_k"]

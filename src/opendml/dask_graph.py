@@ -1291,6 +1291,12 @@ def _lower_node(desc: OperatorDesc, context: _Context, inputs: list[DaskArray | 
         from .dask_nonzero import lower_nonzero
 
         return lower_nonzero(desc, context, inputs[0])
+    from .ops.top_k import TopKOperatorDesc
+
+    if isinstance(desc, TopKOperatorDesc):   # dask_top_k.py
+        from .dask_top_k import lower_top_k
+
+        return lower_top_k(desc, lambda node, arrays: _run(node, context, arrays), inputs[0], _key)
     x: DaskArray = inputs[0]
     if isinstance(desc, CumulativeOperatorDesc):
         return [_lower_cumulative(desc, context, x)]

@@ -319,6 +319,7 @@ class OperatorType(enum.IntEnum):
     UPSAMPLE_2D = 66
     GATHER = 67
     TILE = 70
+    TOP_K = 71
     SPACE_TO_DEPTH = 68
     DEPTH_TO_SPACE = 69
     MEAN_VARIANCE_NORMALIZATION = 73
@@ -352,6 +353,7 @@ class OperatorType(enum.IntEnum):
     GATHER_ND = 108
     SCATTER_ND = 109
     SLICE1 = 111
+    TOP_K1 = 112
     DEPTH_TO_SPACE1 = 113
     SPACE_TO_DEPTH1 = 114
     MEAN_VARIANCE_NORMALIZATION1 = 115
