@@ -38,7 +38,7 @@ from .element_wise import activation_function
 from .elementwise import COMMON, Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .reduce import placeholders
-from .wgsl import params_binding, prelude, tensor_input
+from .wgsl import buffer, params_binding, prelude, stores, tensor_input
 
 #: Invocations per work-group of the statistics passes.
 WIDTH = 256
@@ -111,23 +111,35 @@ class MvnKernel(GpuKernel):
         common = {"N": count, "CHUNKS": chunks, "RECORDS": records, "FINAL": 0,
                   "NORMALIZE": int(desc.normalize_variance)}
 
-        # 1. statistics
-        params = Params(2)
+        # 1. statistics (with the fused row pass: and the output)
+        self.fused = _fused(desc, chunks)
+        bindings = 5 if self.fused else 2
+        params = Params(bindings)
         at: dict[str, object] = {"KEPT": _add_dims(params, kept), "NORM": _add_dims(params, normalized)}
         at |= placeholders(params, {**common, "LANES": lanes, "ITEMS": groups * chunks, "CHUNK": chunk})
         at["EPS"] = params.add_f32(desc.epsilon)
         data_type = source.data_type
         subgroup = tree.placeholders(context)
-        text = "".join([prelude({data_type}), params_binding(2), COMMON,
-                        tensor_input("x", data_type, 0, computed=True, f16=context.f16),
-                        template("mean_variance_normalization1_scaling.wgsl"),
+        parts = [prelude({data_type}), params_binding(bindings), COMMON,
+                 tensor_input("x", data_type, 0, computed=True, f16=context.f16)]
+        row = ""
+        if self.fused:
+            parts += [tensor_input(name, (side or source).data_type, slot, computed=True, f16=context.f16)
+                      for slot, (name, side) in enumerate([("s", desc.scale_tensor), ("b", desc.bias_tensor)], 1)]
+            parts += [buffer("out", 4), stores("out", desc.output_tensor.data_type, 4)]
+            parts += self._normalize(desc, params)
+            dims = self._dims(desc)
+            row = template("mean_variance_normalization1_row.wgsl", COORDINATES=_coordinates(
+                params, dims, {"y_at": 2, "s_at": 4, "b_at": 5}, indent=16), **at)
+        text = "".join([*parts, template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
                         self._max_or_tree(),
                         tree.tree(context, "sum_tree", "vec2<f32>", "add_sums", WIDTH, ("bitcast<vec2<u32>>(s)",),
                                   "bitcast<vec2<f32>>(w0)", broadcast=True),
                         template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at,
-                                 **subgroup)])
-        self.statistics = compile_pass(context, text, 2, params, group_counts(groups * chunks, WIDTH // lanes))
+                                 STATS_BINDING=bindings - 2 if self.fused else 1, ROW=row, **subgroup)])
+        self.statistics = compile_pass(context, text, bindings, params,
+                                       group_counts(groups * chunks, WIDTH // lanes))
 
         # 2. the merge of chunked groups' records
         self.merge: Pass | None = None
@@ -143,15 +155,16 @@ class MvnKernel(GpuKernel):
                             template("mean_variance_normalization1_merge.wgsl", WIDTH=WIDTH, **at, **subgroup)])
             self.merge = compile_pass(context, text, 1, params, group_counts(groups, WIDTH // merge_lanes))
 
-        self.output = self._output_pass(desc, common)
+        self.output: Pass | None = None if self.fused else self._output_pass(desc, common)
 
     def _max_or_tree(self) -> str:
         """The tree of both statistics passes' first step: a maximum and the non-finite flags (fn max_or)."""
         return tree.tree(self.context, "max_or_tree", "vec2<u32>", "max_or", WIDTH, ("s",), "w0", broadcast=True)
 
-    def _output_pass(self, desc: MeanVarianceNormalization1OperatorDesc, common: dict[str, int]) -> Pass:
-        """The elementwise pass. Every tensor's dimensions are merged where all of them allow (the output's too:
-        it is written through an equivalent descriptor), into one layout with a stride per tensor."""
+    @staticmethod
+    def _dims(desc: MeanVarianceNormalization1OperatorDesc) -> list[Dim]:
+        """Every tensor's dimensions merged where all of them allow: (size, then the strides of Input, Output, the
+        group index, Scale and Bias)."""
         source, target = desc.input_tensor, desc.output_tensor
         sizes, axes = source.sizes, set(desc.axes)
         weights = [0] * len(sizes)   # each kept dimension's row-major weight among the kept ones: o's group
@@ -165,13 +178,25 @@ class MvnKernel(GpuKernel):
             # A size-1 dimension of Scale or Bias is broadcast: stride 0 along it.
             columns.append((0,) * len(sizes) if side is None else tuple(
                 0 if size == 1 else stride for size, stride in zip(side.sizes, side.element_strides, strict=True)))
-        dims = _merged([(size, *(column[d] for column in columns)) for d, size in enumerate(sizes)], len(columns))
+        return _merged([(size, *(column[d] for column in columns)) for d, size in enumerate(sizes)], len(columns))
+
+    @staticmethod
+    def _normalize(desc: MeanVarianceNormalization1OperatorDesc, params: Params) -> list[str]:
+        """fn normalize (the output's formula) and the fused activation it applies."""
+        at = placeholders(params, {"HAS_SCALE": int(desc.scale_tensor is not None),
+                                   "HAS_BIAS": int(desc.bias_tensor is not None)})
+        return [activation_function(desc.fused_activation, params),
+                template("mean_variance_normalization1_output.wgsl", **at)]
+
+    def _output_pass(self, desc: MeanVarianceNormalization1OperatorDesc, common: dict[str, int]) -> Pass:
+        """The elementwise pass, over one layout with a stride per tensor (_dims; the output is written through an
+        equivalent descriptor)."""
+        source, target = desc.input_tensor, desc.output_tensor
+        dims = self._dims(desc)
         params = Params(5)
-        at: dict[str, object] = {"COORDINATES": _coordinates(params, dims)}
-        at |= placeholders(params, {"HAS_SCALE": int(desc.scale_tensor is not None),
-                                    "HAS_BIAS": int(desc.bias_tensor is not None), "FINAL": common["FINAL"],
-                                    "NORMALIZE": common["NORMALIZE"]})
-        body = activation_function(desc.fused_activation, params)
+        at: dict[str, object] = {"COORDINATES": _coordinates(params, dims, {"x": 1, "g": 3, "s": 4, "b": 5})}
+        at |= placeholders(params, {"FINAL": common["FINAL"]})
+        body = "".join(self._normalize(desc, params))
         merged_target = TensorDesc(target.data_type, tuple(dim[0] for dim in dims), tuple(dim[2] for dim in dims),
                                    total_tensor_size_in_bytes=target.total_tensor_size_in_bytes)
         # The statistics buffer is bound like an input tensor of UINT32 words (its loads are what the pass needs).
@@ -179,30 +204,46 @@ class MvnKernel(GpuKernel):
         elementwise = ElementwiseSource([("x", source), ("s", desc.scale_tensor or source),
                                          ("b", desc.bias_tensor or source), ("stats", stats_words)], merged_target,
                                         params, computed=("x", "s", "b"))
-        output = template("mean_variance_normalization1_output.wgsl", TYPE=target.data_type.name, **at)
+        output = template("mean_variance_normalization1_value.wgsl", TYPE=target.data_type.name, **at)
         return elementwise.compile(self.context, template("mean_variance_normalization1_scaling.wgsl") + body + output)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source, scale, bias = inputs
         assert source is not None
+        sides = [self.dummy if scale is None else scale, self.dummy if bias is None else bias]
+        if self.output is None:
+            self.statistics.record(recorder, [source, *sides, self.stats, outputs[0]])
+            return
         self.statistics.record(recorder, [source, self.stats])
         if self.merge is not None:
             self.merge.record(recorder, [self.stats])
-        self.output.record(recorder, [source, self.dummy if scale is None else scale,
-                                      self.dummy if bias is None else bias, self.stats, outputs[0]])
+        self.output.record(recorder, [source, *sides, self.stats, outputs[0]])
 
 
-def _coordinates(params: Params, dims: Sequence[Dim]) -> str:
-    """The output pass's walk of o's coordinates over the merged dimensions `dims` (size, then the strides of
-    Input, Output, the group index, Scale and Bias), adding each coordinate times its stride to x, g, s and b.
-    Specialized (specialize.ENABLED), unrolled with the sizes and strides as literals; generic, a loop over a block
-    of P: the rank, MAX_DIMENSION_COUNT sizes, then as many strides for each of Input, group, Scale and Bias."""
-    tensors = {"x": 1, "g": 3, "s": 4, "b": 5}
+def _fused(desc: MeanVarianceNormalization1OperatorDesc, chunks: int) -> bool:
+    """Whether the statistics pass writes the output too (the fused row pass, specialized shaders only): every
+    group one chunk, a FLOAT32 output (an invocation may write any element), and Axes the trailing dimensions of
+    those longer than 1, so that element j of group g is logical element g N + j."""
+    sizes, axes = desc.input_tensor.sizes, set(desc.axes)
+    long = [d for d, size in enumerate(sizes) if size > 1]
+    kept = [d for d in long if d not in axes]
+    normalized = [d for d in long if d in axes]
+    return (specialize.ENABLED and chunks == 1 and desc.output_tensor.data_type is DataType.FLOAT32
+            and max(kept, default=-1) < min(normalized, default=len(sizes)))
+
+
+def _coordinates(params: Params, dims: Sequence[Dim], tensors: dict[str, int], indent: int = 4) -> str:
+    """A walk of the coordinates of `rest` over the merged dimensions `dims` (size, then the strides of Input,
+    Output, the group index, Scale and Bias), adding each coordinate times the stride of column `tensors[name]` to
+    variable `name`. Specialized (specialize.ENABLED), unrolled with the sizes and strides as literals; generic, a
+    loop over a block of P: the rank, MAX_DIMENSION_COUNT sizes, then as many strides for each of the tensors."""
     if specialize.ENABLED:
+        space = " " * indent
         lines = []
         for k, dim in enumerate(reversed(dims)):
-            lines.append(f"    let c{k} = rest % {dim[0]}u;\n    rest = rest / {dim[0]}u;\n")
-            lines += [f"    {name} += c{k} * {dim[column]}u;\n" for name, column in tensors.items() if dim[column]]
+            lines.append(f"{space}let c{k} = rest % {dim[0]}u;\n{space}rest = rest / {dim[0]}u;\n")
+            lines += [f"{space}{name} += c{k} * {dim[column]}u;\n" for name, column in tensors.items()
+                      if dim[column]]
         return "".join(lines)
     pad = [0] * (MAX_DIMENSION_COUNT - len(dims))
     at = params.add(len(dims), *(dim[0] for dim in dims), *([1] * len(pad)),

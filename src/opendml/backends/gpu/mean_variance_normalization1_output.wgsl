@@ -1,24 +1,10 @@
-// MVN output: element o normalized with its group's record (e and k, mean_hi, mean_lo, r; see finish), Scale,
-// the power of two 2^k, Bias (each read through its strides, zero along broadcast dimensions; absent ones are
-// skipped), the fused activation, and one rounding to the output's type.
-// COORDINATES: o's coordinates over the merged dimensions, found once, give the offsets x, s, b of Input, Scale
-// and Bias and the group index g (each kept dimension's row-major weight among the kept dimensions, 0 along Axes;
-// see MvnKernel._coordinates). HAS_SCALE, HAS_BIAS, FINAL and NORMALIZE are u32 expressions.
-fn value(o: u32) -> u32 {
-    var rest = o;
-    var x = 0u;
-    var s = 0u;
-    var b = 0u;
-    var g = 0u;
-{COORDINATES}
-    let record = {FINAL} + 4u * g;
-    let exponents = load_raw_stats(record);
+// MVN output: an element normalized with its group's record (e and k, mean_hi, mean_lo, r; see finish), Scale,
+// the power of two 2^k, Bias (Scale's element s and Bias's element b; absent ones are skipped), the fused
+// activation; the caller rounds it once to the output's type. HAS_SCALE, HAS_BIAS are u32 expressions.
+// `exponents` is the record's first word (e and k, two 16-bit halves).
+fn normalize(x_bits: u32, exponents: u32, mean_hi: f32, mean_lo: f32, r: f32, s: u32, b: u32) -> f32 {
     let e = bitcast<i32>(exponents << 16u) >> 16u;
     var k = bitcast<i32>(exponents) >> 16u;
-    let mean_hi = bitcast<f32>(load_raw_stats(record + 1u));
-    let mean_lo = bitcast<f32>(load_raw_stats(record + 2u));
-    let r = bitcast<f32>(load_raw_stats(record + 3u));
-    let x_bits = bitcast<u32>(load_x(x));
     var v = ((scaled(x_bits, e) - mean_hi) - mean_lo) * r;
     let normalized = v;
     var factor = 1.0;
@@ -58,5 +44,5 @@ fn value(o: u32) -> u32 {
             v = select(v + c, c, finite && (c_bits & 0x7fffffffu) == 0x7f800000u);
         }
     }
-    return to_raw_{TYPE}(activation(v));
+    return activation(v);
 }

@@ -12,8 +12,8 @@
 // records of 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
 // Parameters: LANES, ITEMS (groups x chunks), CHUNKS (per group), CHUNK, N (elements per group), KEPT (layout of
 // the groups: the input's sizes and strides over the kept dimensions), NORM (the same over Axes); SUBGROUP and
-// SUBGROUP_PARAMETERS (tree.py).
-@group(0) @binding(1) var<storage, read_write> stats: array<u32>;
+// SUBGROUP_PARAMETERS (tree.py); STATS_BINDING; ROW (the fused row pass's output, or nothing).
+@group(0) @binding({STATS_BINDING}) var<storage, read_write> stats: array<u32>;
 
 const SLOTS: u32 = {SLOTS}u;
 const WIDTH: u32 = {WIDTH}u;
@@ -113,4 +113,4 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
             stats[record + 5u] = flags;
         }
     }
-}
+{ROW}}
