@@ -1615,28 +1615,3 @@ def reference_top_k(x: np.ndarray, axis: int, k: int, *, decreasing: bool) -> tu
         indices[position] = chosen
         values[position] = sequence[chosen]
     return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
-
-
-def reference_top_k(x: np.ndarray, axis: int, k: int, *, decreasing: bool) -> tuple[np.ndarray, np.ndarray]:
-    """TOP_K / TOP_K1 sequence by sequence in Python: each sequence's positions sorted by (NaN or not, value,
-    position) with Python's own comparisons of float64 (-0.0 == 0.0) or exact integers: DECREASING the NaNs first,
-    then the largest values, INCREASING the smallest first and the NaNs last; equal values by ascending position.
-    (values, int64 indices): the first k positions, and the elements there (as they are: a NaN's bits kept)."""
-    moved = np.moveaxis(x, axis, -1)
-    values = np.empty((*moved.shape[:-1], k), x.dtype)
-    indices = np.empty((*moved.shape[:-1], k), np.int64)
-    for position in np.ndindex(*moved.shape[:-1]):
-        sequence = moved[position]
-        numbers = [float(v) if x.dtype.kind == "f" else int(v) for v in sequence]
-
-        def order(i: int, numbers: list[float] | list[int] = numbers) -> tuple[int, float, int]:
-            number = numbers[i]
-            nan = number != number
-            if decreasing:
-                return (0 if nan else 1, 0 if nan else -number, i)
-            return (1 if nan else 0, 0 if nan else number, i)
-
-        chosen = sorted(range(len(numbers)), key=order)[:k]
-        indices[position] = chosen
-        values[position] = sequence[chosen]
-    return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
