@@ -1,7 +1,192 @@
-"""SLICE and SLICE1 on the cpu: the engine's NumPy kernel (small/element_wise.py), which reads InputTensor through the
-descriptor's `input_window` (a strided NumPy view, negative strides included, that NumPy checks lies inside the bound
-range) and copies it into the output view in one strided assignment."""
+"""SLICE and SLICE1 on the cpu, and the row-copy kernel the other copy operators share (DEPTH_TO_SPACE and
+SPACE_TO_DEPTH, PADDING and TILE, UPSAMPLE_2D NEAREST_NEIGHBOR).
 
-from .small.element_wise import compile_kernel
+Every output element of these operators is one input element (or a constant), so each is a copy described per
+output dimension by a map: the input element offset each output index along it contributes (`FILL`: the constant).
+The output's last dimension is the row; the others are flattened into an offset table of rows (input and output). Within
+a row the columns read `x[row + cols[c]]`; the longest run of columns whose sources step evenly (a window's stride, a
+reversed axis, PADDING's interior) is copied as one loop that LLVM vectorizes (a memory copy where both step by one);
+the other columns are gathered one by one from the row, which the caches hold, or set to the constant. Rows are shared
+among numba's threads for outputs of 1 MiB or more. Elements travel as the unsigned integer of their width, so values
+(NaN payloads too) are copied exactly; one numba signature per element width.
 
-__all__ = ["compile_kernel"]
+Every offset in the maps comes from the descriptor's validated window or index maps, all inside InputTensor's Sizes,
+so no read leaves the bound range. Descriptors whose every tensor is within the small-tensor limit
+(cpu.SMALL_TENSOR_ELEMENTS), and layouts whose rows would be shorter than _SHORT_ROW elements (a huge row table),
+run the NumPy kernel (small/element_wise.py for SLICE and SLICE1: a strided view copied in one assignment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import Any, cast
+
+import numba
+import numpy as np
+
+from ...ops.base import OperatorDesc
+from ...types import DataType, ExecutionFlags
+from .. import FlatArray, Kernel
+from ..plans import merge_dimensions
+from .memory_kernels import PARALLEL_LAUNCH
+from .small import element_wise as small_element_wise
+
+#: A map entry (and a row table entry) that means "the constant", not an input offset.
+FILL = np.iinfo(np.int64).min
+#: Outputs of at least this many bytes share their rows among numba's threads.
+_PARALLEL_BYTES = 1 << 20
+#: Rows per thread a parallel copy cuts its rows into.
+_CHUNKS_PER_THREAD = 4
+#: Large layouts whose rows are shorter than this run the NumPy kernel (the row tables would be as large as the data).
+_SHORT_ROW = 16
+
+Map = np.ndarray[Any, np.dtype[np.int64]]
+
+
+def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, lo: int, hi: int, step: int, y_col: int,
+                     fill: Any, chunks: int) -> None:
+    rows, width = x_rows.size, cols.size
+    edges = width - (hi - lo)
+    for chunk in numba.prange(chunks):
+        for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
+            xb, yb = x_rows[r], y_rows[r]
+            if xb == FILL:
+                for c in range(width):
+                    y[np.uint64(yb + c * y_col)] = fill
+                continue
+            for e in range(edges):
+                c = e if e < lo else e + hi - lo
+                if cols[c] == FILL:
+                    y[np.uint64(yb + c * y_col)] = fill
+                else:
+                    y[np.uint64(yb + c * y_col)] = x[np.uint64(xb + cols[c])]
+            n = hi - lo
+            if n <= 0:
+                continue
+            xs, ys = xb + cols[lo], yb + lo * y_col
+            if y_col == 1 and step == 1:
+                y[ys:ys + n] = x[xs:xs + n]
+            elif y_col == 1 and step == -1:
+                for c in range(n):
+                    y[np.uint64(ys + c)] = x[np.uint64(xs - c)]
+            elif y_col == 1 and step == 0:
+                y[ys:ys + n] = x[np.uint64(xs)]
+            else:
+                for c in range(n):
+                    y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
+
+
+_copy_rows: Any = numba.njit(cache=True, parallel=True)(_copy_rows_loops)
+
+
+def _longest_even_run(cols: Map) -> tuple[int, int, int]:
+    """(lo, hi, step): the longest run cols[lo:hi] without FILL whose entries step evenly (at least 2 long, else
+    empty)."""
+    best = (0, 0, 0)
+    if cols.size < 2:
+        return best
+    steps = np.diff(cols)
+    good = (cols[:-1] != FILL) & (cols[1:] != FILL)
+    # runs of equal, good steps: boundaries where the step changes or a pair is not good
+    change = np.flatnonzero(~good[1:] | ~good[:-1] | (steps[1:] != steps[:-1])) + 1
+    starts = np.concatenate([[0], change])
+    stops = np.concatenate([change, [steps.size]])
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        if good[start] and stop - start + 1 > best[1] - best[0]:
+            best = (start, stop + 1, int(steps[start]))
+    return best
+
+
+def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataType, fill: int | float = 0,
+                base: int = 0) -> Kernel | None:
+    """The kernel that writes output[o] = x[base + sum_d maps[d][o_d]] (the constant `fill`, in the output's type,
+    where any map gives FILL) through the output's element `y_strides`; None where the rows would be too short for
+    the row tables to pay (the caller runs its NumPy kernel)."""
+    kept = [(m, s) for m, s in zip(maps, y_strides, strict=True) if m.size != 1]
+    whole_fill = any(m.size == 1 and int(m[0]) == FILL for m in maps)
+    base += sum(int(m[0]) for m in maps if m.size == 1 and int(m[0]) != FILL)
+    if not kept:
+        kept = [(np.zeros(1, np.int64), 1)]
+    *outer, (cols, y_col) = kept
+    rows = prod(m.size for m, _ in outer)
+    if cols.size < _SHORT_ROW and rows > 4096:
+        return None
+    x_rows = np.full(1, FILL if whole_fill else base, np.int64)
+    y_rows = np.zeros(1, np.int64)
+    for m, s in outer:
+        filled = (x_rows[:, None] == FILL) | (m[None, :] == FILL)
+        x_rows = np.where(filled, FILL, x_rows[:, None] + m[None, :]).ravel()
+        y_rows = (y_rows[:, None] + np.arange(m.size, dtype=np.int64) * s).ravel()
+    lo, hi, step = _longest_even_run(cols)
+    bits = np.dtype(f"u{data_type.element_size}")
+    value = np.asarray(fill, data_type.numpy_dtype).reshape(1).view(bits)[0]
+    chunks = chunks_for(rows, rows * cols.size * data_type.element_size)
+
+    def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
+        with PARALLEL_LAUNCH:
+            _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, lo, hi,
+                       step, y_col, value, chunks)
+
+    return kernel
+
+
+def chunks_for(rows: int, output_bytes: int) -> int:
+    """How many parts a copy of `rows` rows cuts them into: one below _PARALLEL_BYTES of output, else a few per
+    numba thread."""
+    return min(rows, _CHUNKS_PER_THREAD * numba.get_num_threads()) if output_bytes >= _PARALLEL_BYTES else 1
+
+
+def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map, chunks: int) -> None:
+    """y[y_rows[r] + c] = x[x_rows[r] + cols[c]] for every row r and column c (x and y: unsigned views of one
+    width; every offset inside them), each row's columns gathered one by one."""
+    with PARALLEL_LAUNCH:
+        _copy_rows(x, y, x_rows, y_rows, cols, 0, 0, 0, 1, y.dtype.type(0), chunks)
+
+
+def is_small(desc: OperatorDesc) -> bool:
+    """Whether every tensor of `desc` is within the cpu backend's small-tensor limit (read at compile time)."""
+    from .. import cpu  # the limit tests change at run time
+    return all(tensor.element_count <= cpu.SMALL_TENSOR_ELEMENTS for _, tensor in
+               desc.input_slots() + desc.output_slots() if tensor is not None)
+
+
+def window_kernel(desc: Any) -> Kernel | None:
+    """The copy kernel of an operator that is the identity on `input_window`'s view of InputTensor (SLICE, SLICE1,
+    the depth/space operators: OutputTensor's dimensions split as `input_view_sizes`), dimensions merged where both
+    layouts allow."""
+    output = desc.output_tensor
+    base, strides = desc.input_window()
+    view_sizes = tuple(getattr(desc, "input_view_sizes", lambda: output.sizes)())
+    y_strides = _split_strides(output.sizes, output.element_strides, view_sizes)
+    sizes, (x_merged, y_merged) = merge_dimensions(view_sizes, strides, y_strides)
+    maps = [np.arange(size, dtype=np.int64) * stride for size, stride in zip(sizes, x_merged, strict=True)]
+    return copy_kernel(maps, y_merged, output.data_type, base=base)
+
+
+def _split_strides(sizes: Sequence[int], strides: Sequence[int], split: Sequence[int]) -> list[int]:
+    """The element strides of a tensor (`sizes`, `strides`) seen as `split`, a row-major refinement of its sizes."""
+    out: list[int] = []
+    k = 0
+    for size, stride in zip(sizes, strides, strict=True):
+        parts: list[int] = []
+        covered = 1
+        while covered < size or (size == 1 and not parts and k < len(split) and split[k] == 1):
+            parts.append(split[k])
+            covered *= split[k]
+            k += 1
+        inner = stride
+        steps = []
+        for part in reversed(parts):
+            steps.append(inner)
+            inner *= part
+        out.extend(reversed(steps))
+    while k < len(split):   # trailing size-1 parts
+        out.append(0)
+        k += 1
+    return out
+
+
+def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
+    kernel = None if is_small(desc) else window_kernel(desc)
+    return kernel if kernel is not None else small_element_wise.compile_kernel(desc, flags, debug)

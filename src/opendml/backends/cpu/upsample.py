@@ -1,12 +1,13 @@
 """UPSAMPLE_2D on the CPU: one numba kernel, parallel over output rows.
 
-The dimensions before height and width are walked through offset tables (one entry per image: batch, channel and
-depth); a task is one output row of one image. NEAREST_NEIGHBOR is a gather of columns: each output element is the
-raw bits of the input element at (o_y // ScaleSize.Height, o_x // ScaleSize.Width), so every value (NaN payloads
-too) is copied exactly. LINEAR reads the two taps per axis that ops/upsample.taps gives (indices and float32
-weights, worked out once per descriptor) and blends them in float32 in the order ops/upsample.py states (FLOAT16
-widened exactly and each output rounded once: element_wise.load_element / store_element), the same arithmetic as
-the NumPy kernel's. Any strides; the input is never written.
+The dimensions before height and width are walked through offset tables (one entry per image: batch, channel and depth);
+a task is one output row of one image. NEAREST_NEIGHBOR is a copy: each output element is the raw bits of the input
+element at (o_y // ScaleSize.Height, o_x // ScaleSize.Width), so every value (NaN payloads too) is copied exactly, by
+slice.py's row-copy kernel (rows of output rows, each gathered from its input row) or, where its rows would be too
+short, the gather of columns below. LINEAR reads the two taps per axis that ops/upsample.taps gives (indices and float32
+weights, worked out once per descriptor) and blends them in float32 in the order ops/upsample.py states (FLOAT16 widened
+exactly and each output rounded once: element_wise.load_element / store_element), the same arithmetic as the NumPy
+kernel's. Any strides; the input is never written.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .. import FlatArray, Kernel
 from .element_wise import load_element, store_element
 from .float16 import F16_TAG, NATIVE_TAG
 from .memory_kernels import PARALLEL_LAUNCH
+from .slice import copy_kernel
 
 
 def _gather_rows(x: Any, y: Any, x_bases: Any, y_bases: Any, rows: Any, columns: Any, out_height: int,
@@ -84,6 +86,12 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
 
     if not upsample.linear:
         rows, columns = nearest(out_height, scale.height), nearest(out_width, scale.width)
+        maps = [np.arange(size, dtype=np.int64) * stride for size, stride in
+                zip(source.sizes[:-2], source.element_strides[:-2], strict=True)]
+        copy = copy_kernel([*maps, rows.astype(np.int64) * x_row, columns.astype(np.int64) * x_column],
+                           result.element_strides, source.data_type)
+        if copy is not None:
+            return copy
 
         def gather(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
             with PARALLEL_LAUNCH:
