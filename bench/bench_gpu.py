@@ -338,7 +338,9 @@ def gather_cases(target: int | None, rng: np.random.Generator,
             return 2 * out + nbytes(work.indices_shape, np.int64)  # the gathered reads, the writes, the indices
 
         start = (base.input_shape[0],) if base.batch == 0 else (base.input_shape[0], base.indices_shape[1])
-        spec = fitted(start, range(len(start)), moved, target)
+        # Batched: the index count grows (and shrinks) first, the batch only after, so that the table stays within
+        # a binding where the indices are few (a gather of a few rows from each of many batches).
+        spec = fitted(start, range(len(start))[::-1], moved, target)
         input_shape, indices_shape = shapes(spec)
         kind = base.label.split(" [")[0].strip()
         work = dataclasses.replace(base, label=f"GATHER_ND1 {kind} {dims_text(input_shape)} by "
@@ -1304,7 +1306,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--host-clock", action="store_true",
                         help="time on the host (the recording, its submission and a 4-byte read that waits for it) "
                              "even where the adapter has timestamp queries: issue 29's method on lavapipe")
-    parser.add_argument("--only", default=None, help="run only the workloads whose label contains this text")
+    parser.add_argument("--only", default=None, help="run only the workloads whose label contains this text (or "
+                                                     "one of several, separated by '|')")
     parser.add_argument("--adapter", default=None, help="part of the adapter's name (default: the high-performance "
                                                         "adapter)")
     parser.add_argument("--no-subgroups", action="store_true",
@@ -1359,7 +1362,8 @@ def main() -> int:
     rows: list[Row] = []
     for build in builders:
         case = build()
-        if (args.only is not None and args.only not in case.label) or any(row.label == case.label for row in rows):
+        wanted = args.only is None or any(part in case.label for part in args.only.split("|"))
+        if not wanted or any(row.label == case.label for row in rows):
             continue    # (issue 29's workloads at --scale 0.125 include some of the others)
         rows.append(bench_case(device, clock, case, args.repeat, where))
         del case

@@ -11,7 +11,9 @@ The descriptor's dimensions are split at compile time into three groups (as the 
 size-1 dimensions are dropped and neighbours contiguous in every tensor of their group merged, so that the
 shader divides as little as it can. The output is row-major over (outer, rest), so its element o reads rest
 element o % R of the tuple at outer position o / R. Coordinates are read as numbers (index_tensors.wgsl); out of
-range ones are clamped. Values move as raw bits: every type is bit-exact.
+range ones are clamped. Values move as raw bits: every type is bit-exact. Specialized (specialize.ENABLED), the
+shader's `value` is rendered here with every size, stride and count as a constant and the walks unrolled; the
+generic path's (gather_nd1.wgsl) reads them from the parameter buffer.
 
 Debug devices (DML's debug layer) refuse the first coordinate out of range, in row-major order, with its logical
 position and value, before anything is recorded: `check` runs the check pass, reads back its one-word status
@@ -29,10 +31,12 @@ from ...ops.base import OperatorDesc
 from ...ops.gather_nd1 import GatherNd1OperatorDesc
 from ...types import ExecutionFlags
 from ..plans import GatherPlan, gather_out_of_range, gather_plan
+from . import specialize
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
 from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, compile_pass, template
+from .runs import RunSource, run_length
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
 
 
@@ -58,11 +62,19 @@ class GatherKernel(GpuKernel):
         outer_in = params.add_tensor(plan.outer_sizes, plan.outer_input_strides)
         rest = params.add_tensor(plan.rest_sizes, plan.rest_input_strides)
         rest_count = params.add(prod(plan.rest_sizes))
-        elementwise = ElementwiseSource([("x", source), ("ix", indices)], output, params)
-        text = index_functions(indices.data_type) + template(
-            "gather_nd1.wgsl", OUTER_IX=outer_ix, OUTER_IN=outer_in, REST=rest, REST_COUNT=rest_count,
-            TUPLE=tuple_block, RAW=raw_type(output.data_type))
-        self.main = elementwise.compile(context, text)
+        # A run of consecutive output elements per invocation (runs.py) where the rest's innermost elements are
+        # consecutive in the input too: the tuple is read once per run.
+        run = 1
+        if specialize.ENABLED and plan.rest_input_strides[-1] == 1:
+            run = run_length(output, plan.rest_sizes[-1])
+        inputs = [("x", source), ("ix", indices)]
+        elementwise = ElementwiseSource(inputs, output, params) if run == 1 else RunSource(inputs, output, params, run)
+        if specialize.ENABLED:
+            body = specialized_value(plan, rest, raw_type(output.data_type), run)
+        else:
+            body = template("gather_nd1.wgsl", OUTER_IX=outer_ix, OUTER_IN=outer_in, REST=rest, REST_COUNT=rest_count,
+                            TUPLE=tuple_block, RAW=raw_type(output.data_type))
+        self.main = elementwise.compile(context, index_functions(indices.data_type) + body)
 
         self.debug = debug
         if debug:
@@ -108,6 +120,33 @@ class GatherKernel(GpuKernel):
         source, indices = inputs
         assert source is not None and indices is not None
         self.main.record(recorder, [source, indices, outputs[0]])
+
+
+def specialized_value(plan: GatherPlan, rest: int, raw: str, run: int) -> str:
+    """gather_nd1.wgsl's `value` for one plan: the outer walk and the tuple unrolled with their sizes and strides
+    as constants, the rest's offset through its layout block (`rest`, which specialize.render turns into constants
+    too); with a `run` over 1, runs.py's `run` instead, which copies `run` consecutive elements from there."""
+    count = prod(plan.rest_sizes)
+    head = f"fn value(o: u32) -> {raw} {{" if run == 1 else "fn run(o: u32, first: u32) {"
+    lines = [head, f"    var source = offset_of({rest}u, o % {count}u);",
+             f"    var rest = o / {count}u;", "    var at = 0u;"]
+    outer = list(zip(plan.outer_sizes, plan.outer_indices_strides, plan.outer_input_strides, strict=True))
+    for d, (size, ix_stride, in_stride) in reversed(list(enumerate(outer))):
+        coordinate = "rest" if d == 0 else f"c{d}"
+        if d > 0:
+            lines += [f"    let c{d} = rest % {size}u;", f"    rest = rest / {size}u;"]
+        if ix_stride:
+            lines.append(f"    at += {coordinate} * {ix_stride}u;")
+        if in_stride:
+            lines.append(f"    source += {coordinate} * {in_stride}u;")
+    for k, (size, stride) in enumerate(zip(plan.coordinate_sizes, plan.coordinate_strides, strict=True)):
+        lines.append(f"    source += coordinate(index_words(at + {k * plan.tuple_stride}u), {size}u) * {stride}u;")
+    if run == 1:
+        lines.append("    return load_raw_x(source);")
+    else:
+        lines.append(f"    for (var s = 0u; s < {run}u; s++) {{ store_raw_out(first + s, load_raw_x(source + s)); }}")
+    lines += ["}", ""]
+    return "\n".join(lines)
 
 
 def compile_kernel(context: GpuContext, desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> GatherKernel:

@@ -5,16 +5,7 @@
 // OUTER_IX, OUTER_IN: layout blocks of the outer dimensions with the indices' strides and the input's (the batch
 // dimensions' strides, 0 for index positions); REST: the rest's layout block in the input; REST_COUNT: the rest's
 // element count; TUPLE: K, the indices' stride between a tuple's coordinates, then K (size, input stride) pairs.
-
-// One coordinate made valid: a negative one of a signed type counts from the end once; whatever is still out of
-// range is clamped to the nearest valid coordinate.
-fn coordinate(w: vec2<u32>, size: u32) -> u32 {
-    let position = index_position(w, size);
-    if (position != NONE) {
-        return position;
-    }
-    return select(size - 1u, 0u, index_is_negative(w));
-}
+// (The generic path's value; a specialized shader's is rendered by gather_nd1.py with these as constants.)
 
 fn value(o: u32) -> {RAW} {
     let count = P[{REST_COUNT}u];

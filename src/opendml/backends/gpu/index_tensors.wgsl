@@ -2,7 +2,8 @@
 // arithmetic only: every type becomes the two words (low, high) of a 64-bit two's complement integer, so one code
 // path serves all four and huge unsigned values can never pass for negative ones. walk_offset maps a row-major
 // index to an element offset through a layout block, sparing offset_of's division of the outermost dimension.
-// SIGNED: whether the index type is signed; WORDS: the body of index_words for the type (ix is the index tensor).
+// SIGNED: whether the index type is signed; WORDS: the body of index_words for the type (ix is the index tensor);
+// POSITION: the body of index_position for the type (index_tensors.py: 32-bit types need less).
 const SIGNED_INDEX: bool = {SIGNED};
 
 // Element e of ix as (low word, high word): INT32 sign-extended, UINT32 zero-extended, 64-bit types as stored.
@@ -19,19 +20,17 @@ fn index_is_negative(w: vec2<u32>) -> bool {
 // one in [-size, 0) counts from the end (once); anything else gives NONE (sizes are below 2^32, so a valid
 // position never equals NONE).
 fn index_position(w: vec2<u32>, size: u32) -> u32 {
-    if (index_is_negative(w)) {
-        // w is 2^64 - m for the magnitude m; m <= size < 2^32 needs a high word of all ones and then m = 2^32 - w.x
-        // (w.x = 0 would be m = 2^32).
-        let magnitude = 0u - w.x;
-        if (w.y == 0xffffffffu && w.x != 0u && magnitude <= size) {
-            return size - magnitude;
-        }
-        return NONE;
+    {POSITION}
+}
+
+// GATHER_ND1's coordinate made valid: a negative one of a signed type counts from the end once; whatever is still
+// out of range is clamped to the nearest valid coordinate.
+fn coordinate(w: vec2<u32>, size: u32) -> u32 {
+    let position = index_position(w, size);
+    if (position != NONE) {
+        return position;
     }
-    if (w.y == 0u && w.x < size) {
-        return w.x;
-    }
-    return NONE;
+    return select(size - 1u, 0u, index_is_negative(w));
 }
 
 // The element offset of row-major index `i` (below the block's element count) in a layout block (elementwise.py):

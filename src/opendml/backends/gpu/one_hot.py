@@ -4,6 +4,10 @@ Every output element reads the index of its sequence through the indices' stride
 (index_tensors.wgsl: negative indices of signed types count from the end; anything else out of range names none)
 and takes the raw bits of OnValue or OffValue. 8- and 16-bit outputs are written a whole word per invocation by
 the elementwise `Output`, so no byte outside the output's elements changes.
+
+Specialized, with Axis the output's last dimension of more than one element and a 32/64-bit output contiguous
+along it, an invocation writes a run of consecutive elements of one sequence (runs.py): the index is read and
+decoded once per run.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from ...ops.base import OperatorDesc
 from ...ops.one_hot import OneHotOperatorDesc
 from ...types import ExecutionFlags
 from ..plans import merge_dimensions
+from . import specialize
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
 from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, template
+from .runs import RunSource, run_length
 from .wgsl import raw_type
 
 
@@ -34,12 +40,18 @@ class OneHotKernel(GpuKernel):
         after_sizes, (after_strides,) = merge_dimensions(sizes[axis + 1:], strides[axis + 1:])
         before = params.add_tensor(before_sizes, before_strides)
         after = params.add_tensor(after_sizes, after_strides)
-        after_count, depth = params.add(prod(after_sizes)), params.add(desc.depth)
-        on = params.add(desc.on_value_offset)
-        elementwise = ElementwiseSource([("ix", indices), ("values", values)], output, params)
-        text = index_functions(indices.data_type) + template(
-            "one_hot.wgsl", BEFORE=before, AFTER=after, AFTER_COUNT=after_count, DEPTH=depth, ON=on,
-            RAW=raw_type(output.data_type))
+        # Counts that only shape the walk: constants where the shader is specialized (specialize.render), which
+        # also turns offset_of on the two blocks into functions of their sizes and strides as constants.
+        after_count, depth = params.add_constant(prod(after_sizes)), params.add_constant(desc.depth)
+        on = params.add_constant(desc.on_value_offset)
+        run = run_length(output, desc.depth) if specialize.ENABLED and prod(after_sizes) == 1 else 1
+        inputs = [("ix", indices), ("values", values)]
+        elementwise = ElementwiseSource(inputs, output, params) if run == 1 else RunSource(inputs, output, params, run)
+        names = dict(BEFORE=before, AFTER=after, AFTER_COUNT=after_count, DEPTH=depth, ON=on, RUN=run,
+                     RAW=raw_type(output.data_type), WALK="offset_of" if specialize.ENABLED else "walk_offset")
+        text = index_functions(indices.data_type) + template("one_hot.wgsl", **names)
+        if run > 1:
+            text += template("one_hot_run.wgsl", **names)
         self.main = elementwise.compile(context, text)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:

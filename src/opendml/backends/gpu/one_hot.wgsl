@@ -4,14 +4,16 @@
 // The output is row-major over (before, Axis, after): o = (before * depth + along) * AFTER_COUNT + after.
 // BEFORE, AFTER: layout blocks of the dimensions before and after Axis (merged) with the indices' strides;
 // AFTER_COUNT, DEPTH, ON: where the element count after Axis, the output's size along Axis and OnValue's element
-// offset in the values are stored.
+// offset in the values are stored (constants once specialized); WALK: offset_of where the shader is specialized
+// (each block's own function, its divisors constants), else walk_offset (index_tensors.wgsl: offset_of without
+// the outermost division, P read at run time).
 fn value(o: u32) -> {RAW} {
     let after_count = P[{AFTER_COUNT}u];
     let depth = P[{DEPTH}u];
     let sequence = o / after_count;
     let along = sequence % depth;
-    let at = walk_offset({BEFORE}u, sequence / depth) + walk_offset({AFTER}u, o % after_count);
+    let at = {WALK}({BEFORE}u, sequence / depth) + {WALK}({AFTER}u, o % after_count);
     let position = index_position(index_words(at), depth);
-    // OffValue is the values tensor's element 0.
-    return load_raw_values(select(0u, P[{ON}u], along == position));
+    // OffValue is the values tensor's element 0; both are read at the same address by every invocation.
+    return select(load_raw_values(0u), load_raw_values(P[{ON}u]), along == position);
 }

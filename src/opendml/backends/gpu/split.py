@@ -6,6 +6,10 @@ part's sizes from one layout to another; the slice is reached by moving the whol
 offset_i x its stride along Axis, so the same pass serves both directions. JOIN's passes write disjoint slices of
 one output: each 8- or 16-bit word they share is rewritten by the later pass, keeping the bytes the earlier one
 wrote (the `Output` keeps the bytes outside its elements), and WebGPU orders the dispatches.
+
+Specialized (specialize.ENABLED: the blocks' sizes and strides are constants), where the part's innermost
+elements are consecutive in both layouts and the type has 32 or 64 bits, an invocation copies a run of them
+(runs.py, split_run.wgsl).
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from ...ops.base import OperatorDesc
 from ...ops.split import SplitOperatorDesc
 from ...tensor import TensorDesc
 from ...types import ExecutionFlags
+from . import specialize
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, template
+from .runs import RunSource, contiguous_run, run_length
 from .wgsl import raw_type
 
 
@@ -40,8 +46,15 @@ class SlicesKernel(GpuKernel):
             source, target = (part, in_whole) if joining else (in_whole, part)
             params = Params(2)
             block = params.add_tensor(part.sizes, source.element_strides)
-            elementwise = ElementwiseSource([("x", source)], target, params)
-            text = template("split.wgsl", IN=block, RAW=raw_type(whole.data_type))
+            run = 1
+            if specialize.ENABLED:
+                run = run_length(target, contiguous_run(part.sizes, source.element_strides))
+            if run == 1:
+                elementwise = ElementwiseSource([("x", source)], target, params)
+                text = template("split.wgsl", IN=block, RAW=raw_type(whole.data_type))
+            else:
+                elementwise = RunSource([("x", source)], target, params, run)
+                text = template("split_run.wgsl", IN=block, RUN=run)
             self.passes.append(elementwise.compile(context, text))
             self.shifts.append(offset * whole.element_strides[axis])
             offset += part.sizes[axis]
