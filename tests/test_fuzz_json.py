@@ -126,7 +126,7 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
         dml.GatherElementsOperatorDesc: lambda: dml.GatherElementsOperatorDesc(
             T(F32, [3, 3]), T("UINT32", [2, 3]), T(F32, [2, 3]), 0),
         dml.ScatterElementsOperatorDesc: lambda: dml.ScatterElementsOperatorDesc(
-            T(F32, [3, 3]), T("INT32", [2, 3]), T(F32, [2, 3]), T(F32, [3, 3]), 1),
+            T(F32, [3, 3]), T("INT32", [2, 3]), T(F32, [2, 3]), T(F32, [3, 3]), 0),
         dml.ScatterNdOperatorDesc: lambda: dml.ScatterNdOperatorDesc(
             T(F32, [1, 4, 3]), T("INT64", [1, 2, 1]), T(F32, [1, 2, 3]), T(F32, [1, 4, 3]), 2, 2),
         dml.NonzeroCoordinatesOperatorDesc: lambda: dml.NonzeroCoordinatesOperatorDesc(
