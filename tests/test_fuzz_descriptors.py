@@ -331,6 +331,26 @@ def nonzero_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
 
 
 @st.composite
+def top_k_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
+    """TOP_K1 (issue 28): any axis, K from 1 to its size, either direction, an index type of the row; the guarded
+    runs check that no read or write leaves the tensors."""
+    from opendml.ops.top_k import TOP_K1_SUPPORT
+
+    rank = draw(rank_for(_row_rank(TOP_K1_SUPPORT, level, "InputTensor")))
+    sizes = draw(small_sizes(rank, max_side=5))
+    axis = draw(st.integers(0, rank - 1))
+    k = draw(st.integers(1, sizes[axis]))
+    out = [k if dim == axis else size for dim, size in enumerate(sizes)]
+    data_type = draw(data_type_for(_row_types(TOP_K1_SUPPORT, level, "InputTensor")))
+    index_type = draw(data_type_for(_row_types(TOP_K1_SUPPORT, level, "OutputIndexTensor")))
+    return OpSpec(dml.TopK1OperatorDesc, {
+        "input_tensor": draw(tensor_spec(data_type, sizes)),
+        "output_value_tensor": draw(tensor_spec(data_type, out, output=True)),
+        "output_index_tensor": draw(tensor_spec(index_type, out, output=True)), "axis": axis, "k": k,
+        "axis_direction": draw(st.sampled_from(["INCREASING", "DECREASING"]))})
+
+
+@st.composite
 def scatter_elements_base(draw: st.DrawFn, level: dml.FeatureLevel) -> OpSpec:
     from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT
 
@@ -440,6 +460,7 @@ BASES: dict[str, Callable[[dml.FeatureLevel], st.SearchStrategy[OpSpec]]] = {
     "GATHER_ELEMENTS": gather_elements_base,
     "SCATTER_ELEMENTS": scatter_elements_base, "SCATTER_ND": scatter_nd_base,
     "NONZERO_COORDINATES": nonzero_base,
+    "TOP_K1": top_k_base,
 }
 
 
@@ -778,6 +799,10 @@ def check_outputs(desc: dml.OperatorDesc, level: dml.FeatureLevel, inputs: Seque
 
         assert inputs[0] is not None
         check(desc, inputs[0], outputs[0])
+    elif isinstance(desc, dml.TopKOperatorDesc):
+        from test_top_k import check_top_k
+
+        check_top_k(desc, inputs, outputs)
     else:
         raise AssertionError(f"no oracle for {desc.label}")
 
@@ -790,7 +815,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     ActivationOperatorDesc, ElementWiseOperatorDesc, dml.GemmOperatorDesc, dml.ConvolutionOperatorDesc,
     GeneratorOperatorDesc, CumulativeOperatorDesc, dml.GatherOperatorDesc, dml.GatherElementsOperatorDesc,
     dml.ScatterElementsOperatorDesc, dml.ScatterNdOperatorDesc,
-    dml.Upsample2dOperatorDesc, dml.NonzeroCoordinatesOperatorDesc)
+    dml.Upsample2dOperatorDesc, dml.NonzeroCoordinatesOperatorDesc, dml.TopKOperatorDesc)
 
 def written_outputs(desc: dml.OperatorDesc, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The outputs as far as the operator writes them: NONZERO_COORDINATES leaves its rows past the count as they

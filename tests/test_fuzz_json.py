@@ -131,6 +131,9 @@ def example_desc(desc_type: type[dml.OperatorDesc]) -> dml.OperatorDesc:
             T(F32, [1, 4, 3]), T("INT64", [1, 2, 1]), T(F32, [1, 2, 3]), T(F32, [1, 4, 3]), 2, 2),
         dml.NonzeroCoordinatesOperatorDesc: lambda: dml.NonzeroCoordinatesOperatorDesc(
             T(F32, [1, 1, 2, 4]), T("UINT32", [1, 1, 1, 1]), T("UINT32", [1, 1, 8, 3])),
+        dml.TopKOperatorDesc: lambda: dml.TopKOperatorDesc(T(F32, [2, 3]), T(F32, [2, 2]), T("UINT32", [2, 2]), 1, 2),
+        dml.TopK1OperatorDesc: lambda: dml.TopK1OperatorDesc(T("INT8", [3, 2]), T("INT8", [1, 2]), T("UINT64", [1, 2]),
+                                                             0, 1, "INCREASING"),
     }
     if desc_type in examples:
         return examples[desc_type]()   # type: ignore[no-any-return]

@@ -80,6 +80,8 @@ def _operators() -> dict[str, dml.OperatorDesc]:
                                                 T(U8, [4, 3], [4, 1]), 2, 2),
         "NONZERO_COORDINATES": dml.NonzeroCoordinatesOperatorDesc(T(F32, [1, 2, 1, 3], [0, 1, 8, 2]), T(U32, [1] * 4),
                                                                   T(U32, [1, 1, 6, 3], [1, 1, 1, 8])),
+        "TOP_K1": dml.TopK1OperatorDesc(T(F32, [3, 5], [1, 4]), T(F32, [3, 2], [1, 3]), T(U32, [3, 2], [3, 1]), 1, 2,
+                                        "INCREASING"),
         "MEAN_VARIANCE_NORMALIZATION": dml.MeanVarianceNormalizationOperatorDesc(
             T(F32, [1, 2, 1, 3]), None, T(F32, [1, 2, 1, 1]), T(F32, [1, 2, 1, 3], [12, 6, 6, 2]), True, True, 1e-5),
         "ACTIVATION_SCALED_TANH": dml.ActivationScaledTanhOperatorDesc(
