@@ -8,9 +8,11 @@
 The workloads are issue 3's: a row gather from a float32 [1048576, 64] table with [1048576, 1] INT64 indices; a
 batched row gather from [16, 1024, 256] with [16, 4096, 1] indices and BatchDimensionCount 1; a batched element
 gather from the same [16, 1024, 256] input with [16, 262144, 2] indices (each tuple picks one element of its
-batch's 1024 x 256 matrix); and issue 14's GATHER_ND (version 0, no batch dimensions) on the row gather, which
-runs GATHER_ND1's kernel. Indices are uniform over their dimension, so every implementation computes the same
-result (the peers have no per-coordinate clamping).
+batch's 1024 x 256 matrix); issue 28's few-indices element gather, the same with [16, 4096, 2] indices (64K
+elements from a 16 MiB input: each batch's tuples read about a quarter of its matrix's cache lines); and issue
+14's GATHER_ND (version 0, no batch dimensions) on the row gather, which runs GATHER_ND1's kernel. Indices are
+uniform over their dimension, so every implementation computes the same result (the peers have no per-coordinate
+clamping).
 
 The input and the indices, which every implementation reads, live in memory from `Device.create_buffer` (starting
 on a cache line, as DML buffers do). Every implementation writes into a caller-provided, preallocated output
@@ -76,6 +78,7 @@ WORKLOADS = (
     Workload("GATHER_ND rows [1M,64] by [1M,1]", (1048576, 64), (1048576, 1), 0, 1.3, version=0),
     Workload("batched rows [16,1024,256] by [16,4096,1]", (16, 1024, 256), (16, 4096, 1), 1, 1.3),
     Workload("batched elements [16,1024,256] by [16,262144,2]", (16, 1024, 256), (16, 262144, 2), 1, 2.0),
+    Workload("batched elements [16,1024,256] by [16,4096,2]", (16, 1024, 256), (16, 4096, 2), 1, 2.0),
 )
 
 

@@ -578,6 +578,7 @@ READ_THROUGH = [
     (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 4096, 1]), 1, 262144),     # rows read 4x the region's lines
     (T("UINT8", [3, 32, 48], [2100, 64, 1]), T("INT32", [3, 2048, 2]), 1, 31 * 64 + 47 + 1),  # padded rows
     (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 1024, 2]), 1, 0),          # 1024 lines of 16384: too few
+    (T("FLOAT32", [16, 1024, 256]), T("INT64", [16, 4096, 2]), 1, 0),          # 4096 of 16384 (issue 28): too few
     (T("FLOAT32", [1048576, 64]), T("INT64", [1048576, 1]), 0, 0),             # 256 MiB: larger than the caches
     (T("FLOAT32", [8, 2048, 1024]), T("INT32", [8, 65536, 1]), 1, 0),          # 8 MiB per batch
 ]

@@ -21,9 +21,10 @@ non-temporal stores (memory_kernels), through small staging buffers when the chu
 rows fill one stage while the other is streamed out a few lines per row, so that the random reads and the writes
 overlap (measured: the [1M, 64] row gather went from 1.65x to 1.5x of a copy). Outputs of 1 MiB or more are split
 over numba's threads, since a second thread keeps more random reads in flight. Where one batch's tuples read its
-input region often and the region is small (_TOUCH_BYTES), the region is read through in order first (touch_lines),
-so that its lines arrive at streaming speed instead of one random miss at a time (the element gather: 13.6 -> 11.1
-ms).
+input region often (each line _TOUCH_READS times on average) and the region is small (_TOUCH_BYTES), the region is
+read through in order first (touch_lines), so that its lines arrive at streaming speed instead of one random miss at
+a time (the element gather: 13.6 -> 11.1 ms); a few tuples read their lines directly (issue 28's [16, 4096, 2]
+element gather: 0.77 -> 0.24 ms).
 
 Out-of-range coordinates are clamped (DECISIONS 21); `GatherKernel.debug_kernel` is the variant a
 `Device(debug=True)` compiles, which checks every tuple first and raises, writing nothing, on the first one out of
@@ -74,9 +75,13 @@ _PREFETCH_LINES = 16
 # Outputs of at least this many bytes are gathered by every numba thread.
 _PARALLEL_BYTES = 1 << 20
 # The input region one batch's tuples read is read through first (touch_lines) when it is at most this large and
-# its tuples read at least a quarter as many lines as it has: random first reads of its lines would each wait on
-# memory. Measured: 16 batches of 1 MiB, 262144 elements gathered from each, 9.6 -> 6.5 ms.
+# its tuples read at least _TOUCH_READS times as many lines as it has: then random first reads of its lines would
+# each wait on memory, and the region read in order (into L2) serves the rest of its reads. Measured: 16 batches of
+# 1 MiB, 262144 elements gathered from each, 9.6 -> 6.5 ms. With fewer reads the read-through costs more than it
+# saves: 4096 elements from each (a quarter of the lines) went from 0.77 to 0.24 ms without it (NumPy 0.33 ms), and
+# at 2 reads a line (32768 elements) both take 1.8-1.9 ms (busy 2-core Xeon, 480 MiB L3, interleaved medians).
 _TOUCH_BYTES = 4 << 20
+_TOUCH_READS = 2
 
 
 def _i64(values: Sequence[int]) -> Int64Array:
@@ -439,7 +444,7 @@ class GatherKernel:
         tuples = int(np.prod(plan.outer_sizes[plan.outer_input_strides == 0]))
         region_lines = -(-span * item // LINE_BYTES)
         read_lines = tuples * -(-int(np.prod(plan.rest_sizes)) * item // LINE_BYTES)
-        return span if span * item <= _TOUCH_BYTES and 4 * read_lines >= region_lines else 0
+        return span if span * item <= _TOUCH_BYTES and read_lines >= _TOUCH_READS * region_lines else 0
 
     def _index_array(self, indices: FlatArray) -> FlatArray:
         return indices if self._index_view is None else indices.view(self._index_view)
