@@ -19,6 +19,7 @@ import pytest
 from conftest import gpu_adapter_missing
 
 import opendml as dml
+from opendml.backends.gpu.context import Dispatch, Recorder
 
 T = dml.TensorDesc
 F32 = dml.DataType.FLOAT32
@@ -33,6 +34,18 @@ def device() -> dml.Device:
     if reason is not None:
         pytest.skip(f"gpu backend: {reason}")
     return dml.Device(backend="gpu")
+
+
+@pytest.fixture(params=["native", "public"])
+def recording(request: pytest.FixtureRequest, device: dml.Device, monkeypatch: pytest.MonkeyPatch) -> dml.Device:
+    """A gpu device whose recordings use wgpu-native's calls directly (context.NativeCalls, wgpu as installed here
+    has them) or wgpu's public API (as where its internals differ, or OPENDML_GPU_NATIVE=0)."""
+    context = context_of(device)
+    if request.param == "native":
+        assert context.native is not None, "wgpu's cffi calls were not found: every dispatch takes the slow path"
+    else:
+        monkeypatch.setattr(context, "native", None)
+    return device
 
 
 def context_of(device: dml.Device) -> Any:
@@ -83,10 +96,11 @@ def test_a_second_operator_with_the_same_descriptor_reuses_the_pipeline(device: 
 
 # -- dispatches cached per operator and ranges ------------------------------------------------------------------------
 
-def test_one_operator_on_many_buffers_and_offsets_gives_each_its_own_result(device: dml.Device) -> None:
+def test_one_operator_on_many_buffers_and_offsets_gives_each_its_own_result(recording: dml.Device) -> None:
     """The same compiled operator executed again and again on ranges of two input and two output buffers, at offsets
     above and below the adapter's binding alignment (the rest travels as each binding's base element): each output
     gets its own input's result every round, the bytes around it are kept."""
+    device = recording
     compiled = relu(device, [16])
     sources = [device.create_buffer(np.concatenate([VALUES * scale, -VALUES * scale])) for scale in (1, 2)]
     targets = [device.create_buffer(160) for _ in range(2)]
@@ -172,9 +186,10 @@ def test_the_debug_layer_checks_the_data_of_every_execute(device: dml.Device) ->
 
 # -- batches, capture and replay --------------------------------------------------------------------------------------
 
-def test_cached_executes_in_a_batch_run_in_order(device: dml.Device) -> None:
+def test_cached_executes_in_a_batch_run_in_order(recording: dml.Device) -> None:
     """Two operators chained through device memory in one batch, again and again on the same ranges with new input
     data each time: the second reads what the first wrote in that batch."""
+    device = recording
     relu_op = relu(device, [4])
     add_desc = dml.ElementWiseAddOperatorDesc(T(F32, [4]), T(F32, [4]), T(F32, [4]))
     add = device.compile_operator(device.create_operator(add_desc))
@@ -189,8 +204,9 @@ def test_cached_executes_in_a_batch_run_in_order(device: dml.Device) -> None:
         assert out.read(np.float32).tolist() == expected
 
 
-def test_a_compiled_graph_replays_with_new_inputs(device: dml.Device) -> None:
+def test_a_compiled_graph_replays_with_new_inputs(recording: dml.Device) -> None:
     """relu(x) + x: the first call captures the nodes' dispatches, later calls replay them on new data."""
+    device = recording
     graph = dml.Graph(device)
     x = graph.input([4], "FLOAT32", name="x")
     compiled = graph.compile([dml.activation_relu(x) + x])
@@ -199,3 +215,21 @@ def test_a_compiled_graph_replays_with_new_inputs(device: dml.Device) -> None:
                            ([-2.0, -1.0, 0.0, 3.0], [-2.0, -1.0, 0.0, 6.0])]:
         (got,) = compiled({"x": np.array(data, np.float32)})
         assert got.tolist() == expected
+
+
+def test_an_invalid_dispatch_raises_at_submission(recording: dml.Device) -> None:
+    """wgpu-core reports a pass's errors when the encoder is finished: recorded through either path, a dispatch of
+    more work-groups than a dimension allows raises wgpu's validation error there, and the device runs on."""
+    device = recording
+    context = context_of(device)
+    compiled = relu(device, [16])
+    source, target = device.create_buffer(VALUES), device.create_buffer(64)
+    (step,) = captured(device, compiled, [dml.Binding(source)], [dml.Binding(target)])
+    too_many = Dispatch(step.pipeline, step.group, step.params_buffer, (70000, 1, 1))
+    with context.lock, pytest.raises(context.wgpu.GPUValidationError, match=r"must be less or equal to 65535"):
+        recorder = Recorder(context)
+        recorder.replay([too_many])
+        recorder.submit()
+    target.write(np.zeros(16, np.float32))
+    compiled.execute([dml.Binding(source)], [dml.Binding(target)])
+    assert target.read(np.float32).tolist() == RELU

@@ -230,6 +230,7 @@ class GpuContext:
         self._collected: list[int] = []
         self._batch: threading.local = threading.local()
         self.usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST)
+        self.native = native_calls(self.device, self.queue)
 
     def __repr__(self) -> str:
         return f"GpuContext({self.adapter_info})"
@@ -464,7 +465,8 @@ def group_counts(count: int, per_group: int = WORKGROUP_SIZE) -> tuple[int, int]
 
 @dataclass(frozen=True)
 class Dispatch:
-    """One recorded dispatch: its pipeline, bind group (with the parameter buffer it binds) and work-group counts."""
+    """One recorded dispatch: its pipeline, bind group (with the parameter buffer it binds) and work-group counts
+    (x, y, z)."""
 
     pipeline: Any
     group: Any
@@ -476,7 +478,8 @@ def make_dispatch(context: GpuContext, source: str, bindings: Sequence[Bound | A
                   groups: tuple[int, int] | tuple[int, int, int]) -> Dispatch:
     """One dispatch of `source` over `bindings` with `params` (as `Recorder.dispatch` takes them), made (its
     pipeline, bind group and parameter buffer) but not recorded."""
-    return Dispatch(context.pipeline(source, len(bindings)), *context.bind_group(source, bindings, params), groups)
+    return Dispatch(context.pipeline(source, len(bindings)), *context.bind_group(source, bindings, params),
+                    (*groups, 1, 1)[:3])
 
 
 class Recorder:
@@ -485,7 +488,8 @@ class Recorder:
     def __init__(self, context: GpuContext) -> None:
         self.context = context
         self.encoder = context.device.create_command_encoder()
-        self._pass: Any = None
+        self._native = context.native   # the calls this recording makes (None: wgpu's public API)
+        self._pass: Any = None          # the open compute pass (wgpu-native's handle where _native is set)
         self._pipeline: Any = None      # the current pass's pipeline
         self.keep: list[Any] = []     # buffers and bind groups that must live until submission
 
@@ -505,16 +509,31 @@ class Recorder:
 
     def replay(self, work: Sequence[Dispatch]) -> None:
         """Records dispatches made before (by `dispatch`) again."""
+        native = self._native
+        if native is None:
+            if self._pass is None:
+                self._pass = self.encoder.begin_compute_pass()
+                self._pipeline = None
+            compute = self._pass
+            for step in work:
+                if step.pipeline is not self._pipeline:     # a pass keeps its pipeline from one dispatch to the next
+                    compute.set_pipeline(step.pipeline)
+                    self._pipeline = step.pipeline
+                compute.set_bind_group(0, step.group)
+                compute.dispatch_workgroups(*step.groups)
+            return
         if self._pass is None:
-            self._pass = self.encoder.begin_compute_pass()
+            self._pass = native.begin_pass(self.encoder._internal, native.null)
             self._pipeline = None
-        compute = self._pass
+        compute, current, null = self._pass, self._pipeline, native.null
+        set_pipeline, set_bind_group, dispatch = native.set_pipeline, native.set_bind_group, native.dispatch
         for step in work:
-            if step.pipeline is not self._pipeline:     # a pass keeps its pipeline from one dispatch to the next
-                compute.set_pipeline(step.pipeline)
-                self._pipeline = step.pipeline
-            compute.set_bind_group(0, step.group)
-            compute.dispatch_workgroups(*step.groups)
+            if step.pipeline is not current:
+                current = step.pipeline
+                set_pipeline(compute, current._internal)
+            set_bind_group(compute, 0, step.group._internal, 0, null)
+            dispatch(compute, *step.groups)
+        self._pipeline = current
 
     def copy(self, source: Any, source_offset: int, target: Any, target_offset: int, size: int) -> None:
         """A buffer-to-buffer copy (offsets and size multiples of 4)."""
@@ -523,11 +542,66 @@ class Recorder:
             self.encoder.copy_buffer_to_buffer(source, source_offset, target, target_offset, size)
 
     def end_pass(self) -> None:
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = None
+        compute, self._pass = self._pass, None
+        if compute is None:
+            return
+        native = self._native
+        if native is None:
+            compute.end()
+            return
+        try:
+            native.end_pass(compute)
+        finally:
+            native.release_pass(compute)
 
     def submit(self) -> None:
         self.end_pass()
-        self.context.queue.submit([self.encoder.finish()])
+        native = self._native
+        if native is None:
+            self.context.queue.submit([self.encoder.finish()])
+        else:
+            commands = native.finish(self.encoder._internal, native.null)
+            try:
+                native.submit(native.queue, 1, native.new("WGPUCommandBuffer[1]", [commands]))
+            finally:
+                native.release_commands(commands)
         self.keep.clear()
+
+
+class NativeCalls:
+    """wgpu-native's C functions for the calls that every dispatch repeats (begin a compute pass, set its pipeline
+    and bind group, dispatch, end it, finish the encoder, submit), called through wgpu's own cffi library: wgpu's
+    Python methods around them (a descriptor struct, a label, an error-capturing proxy, an object per call) cost
+    more host time than the calls themselves. The per-dispatch calls go to the library directly; ending a pass,
+    finishing and submitting go through wgpu's error-capturing proxies (wgpu-core reports a pass's errors there), so
+    an error still raises as it does through the public API."""
+
+    def __init__(self, device: Any, queue: Any) -> None:
+        from wgpu.backends.wgpu_native import _api
+
+        bare, checked, ffi = _api.lib, _api.libf, _api.ffi
+        self.null = ffi.NULL
+        self.new = ffi.new
+        self.queue = queue._internal
+        self.begin_pass = bare.wgpuCommandEncoderBeginComputePass
+        self.set_pipeline = bare.wgpuComputePassEncoderSetPipeline
+        self.set_bind_group = bare.wgpuComputePassEncoderSetBindGroup
+        self.dispatch = bare.wgpuComputePassEncoderDispatchWorkgroups
+        self.end_pass = checked.wgpuComputePassEncoderEnd
+        self.release_pass = bare.wgpuComputePassEncoderRelease
+        self.finish = checked.wgpuCommandEncoderFinish
+        self.submit = checked.wgpuQueueSubmit
+        self.release_commands = bare.wgpuCommandBufferRelease
+        if not hasattr(device.create_command_encoder(), "_internal"):
+            raise AttributeError("_internal")
+
+
+def native_calls(device: Any, queue: Any) -> NativeCalls | None:
+    """The direct calls (`NativeCalls`), or None where wgpu's internals are not the ones they were written for (a
+    wgpu without wgpu-native's cffi backend) or OPENDML_GPU_NATIVE=0: the Recorder then uses wgpu's public API."""
+    if os.environ.get("OPENDML_GPU_NATIVE", "1") == "0":
+        return None
+    try:
+        return NativeCalls(device, queue)
+    except (ImportError, AttributeError):
+        return None
