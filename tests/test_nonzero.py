@@ -12,8 +12,10 @@ NonZeroCoordinates) and Dask chunks in every dimension.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_nonzero
 from strategies import addressed_byte_mask, backends, build_buffer, descriptor_drawer, read_buffer, sentinel_bytes
+from test_elementwise_samples import _cli
 
 import opendml as dml
 from opendml.ops.nonzero import SUPPORT
@@ -310,6 +313,33 @@ def test_from_dml() -> None:
     assert desc == NZ(T(F16, [1, 1, 2, 4]), T(U32, [1, 1, 1, 1]), T(U32, [1, 1, 8, 3]))
     with pytest.raises(dml.ValidationError, match=r"DML_OPERATOR_NONZERO_COORDINATES.*OutputTensor"):
         dml.OperatorDesc.from_dml("NONZERO_COORDINATES", {"InputTensor": u32, "OutputTensor": u32})
+
+
+MODEL = {
+    "resources": {
+        "X": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 0.0, 0.0, 2.0, -0.0, 3.5, 0.0, -5.2]},
+        "Count": {"initialValuesDataType": "UINT32", "initialValues": {"valueCount": 1, "value": 9}},
+        "Coordinates": {"initialValuesDataType": "UINT32", "initialValues": {"valueCount": 16, "value": 7}},
+    },
+    "dispatchables": {"nonzero": {"type": "DML_OPERATOR_NONZERO_COORDINATES", "desc": {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 4]},
+        "OutputCountTensor": {"DataType": "UINT32", "Sizes": [1, 1, 1, 1]},
+        "OutputCoordinatesTensor": {"DataType": "UINT32", "Sizes": [1, 1, 8, 2]}}}},
+    "commands": [
+        {"type": "dispatch", "dispatchable": "nonzero",
+         "bindings": {"InputTensor": "X", "OutputCountTensor": "Count", "OutputCoordinatesTensor": "Coordinates"}},
+        {"type": "print", "resource": "Count"}, {"type": "print", "resource": "Coordinates"}],
+}
+
+
+def test_a_json_model_through_the_cli(backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's example as a DxDispatch model (N = 2): count 4, rows (0,0), (0,3), (1,1), (1,3); the 4 rows past
+    the count keep the resource's initial 7s (never written)."""
+    model = tmp_path / "nonzero.json"
+    model.write_text(json.dumps(MODEL))
+    status, out, err = _cli(capsys, "dispatch", "--backend", backend, model)
+    assert (status, err) == (0, [])
+    assert out == ["Resource 'Count': 4", "Resource 'Coordinates': 0, 0, 0, 3, 1, 1, 1, 3, 7, 7, 7, 7, 7, 7, 7, 7"]
 
 
 # -- the graph API and Dask ------------------------------------------------------------------------------------------
