@@ -184,29 +184,35 @@ def test_a_specialized_pipeline_serves_only_its_descriptor(specialized: bool, fi
 
 def run_at_offset(kernel: Any, device: dml.Device, values: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
     """RELU of `values` read from and written to device buffers at byte `offset` (a kernel called directly: DML's
-    16-byte rule stops a finer offset before it); returns (the result, the output buffer's bytes)."""
+    16-byte rule stops a finer offset before it); returns (the result, the output buffer's bytes, 12 sentinel bytes
+    after the tensor)."""
     size = values.nbytes
     source = device.create_buffer(np.concatenate([sentinel_bytes(offset, 1), values.view(np.uint8),
                                                   sentinel_bytes(12, 2)]))
     target = device.create_buffer(sentinel_bytes(offset + size + 12, 3))
     kernel([DeviceRange(source, offset, size)], [DeviceRange(target, offset, size)])
     data = np.frombuffer(target.read(), np.uint8)
-    return data[offset: offset + size].view(np.float32), data
+    return data[offset: offset + size].view(values.dtype), data
 
 
-@pytest.mark.parametrize("offset", [0, 4, 8, 12, 16, 20])
-def test_the_vec4_pass_gives_way_where_a_base_is_not_a_whole_word(offset: int) -> None:
+@pytest.mark.parametrize(("data_type", "offset"), [("FLOAT32", 0), ("FLOAT32", 4), ("FLOAT32", 8), ("FLOAT32", 12),
+                                                   ("FLOAT32", 16), ("FLOAT32", 20), ("FLOAT16", 0), ("FLOAT16", 4),
+                                                   ("FLOAT16", 8), ("FLOAT16", 12), ("FLOAT16", 16)])
+def test_the_vec4_pass_gives_way_where_a_base_is_not_a_whole_word(data_type: str, offset: int) -> None:
     device = gpu()
-    kernel = kernel_of(device, relu(T(F32, [8, 16])))
+    kernel = kernel_of(device, relu(T(data_type, [8, 16])))
     assert kernel.vector_slots == [0, 1] and kernel.scalar is None   # compiled: the vec4 pass only
-    values = ((np.arange(128) - 64.25) * (-1.0) ** np.arange(128)).astype(np.float32)
+    numpy_type = np.float32 if data_type == "FLOAT32" else np.float16
+    values = ((np.arange(128) - 64.25) * (-1.0) ** np.arange(128)).astype(numpy_type)
     got, data = run_at_offset(kernel, device, values, offset)
-    base = offset % kernel.context.offset_alignment // 4   # the element the binding's range starts its tensor at
+    element_size = values.itemsize
+    base = offset % kernel.context.offset_alignment // element_size   # the tensor's first element in its range
     # RELU by hand: the positive values, 0 for the others
     assert got.tolist() == [v if v > 0 else 0.0 for v in values.tolist()]
-    assert data[:offset].tolist() == sentinel_bytes(offset + 512 + 12, 3)[:offset].tolist()
-    assert data[offset + 512:].tolist() == sentinel_bytes(offset + 512 + 12, 3)[offset + 512:].tolist()
-    assert (kernel.scalar is not None) is (base % 4 != 0)
+    end = offset + 128 * element_size
+    filler = sentinel_bytes(end + 12, 3)
+    assert data[:offset].tolist() == filler[:offset].tolist() and data[end:].tolist() == filler[end:].tolist()
+    assert (kernel.scalar is not None) is (base % (16 // element_size) != 0)
 
 
 def test_the_vec4_pass_reads_broadcast_and_strided_inputs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,8 +15,9 @@ How the kinds are computed (formula.py's NumPy rendering is the reference):
 - FLOAT64 (IDENTITY, IF): WGSL has no f64; its values are only moved, as raw (low, high) words. Arithmetic on FLOAT64
   (IDENTITY with a ScaleBias) is refused at compile time (UnsupportedError).
 
-One pipeline per formula and data types: parameter values (Min, Max, ScaleBias, ...) and every tensor's layout travel
-in the parameter buffer.
+Parameter values (Min, Max, ScaleBias, ...) travel in the parameter buffer (never WGSL constants, which a driver
+could fold inexactly); every tensor's layout too on the generic path (one pipeline per formula and data types), as
+constants where specialized (specialize.py), with the vec4 pass of ElementWiseKernel.
 
 The 17 standalone ACTIVATION_* operators run this same pass (backends/gpu/activations.py delegates here: their
 descriptors have the engine's interface, ops/activations.py), and `activation_function` renders a fused activation
@@ -269,6 +270,8 @@ def _from_raw(raw: str, view: DataType, kind: str) -> str:
     """The raw bits `raw` of an element of type `view` as its formula kind (FLOAT16's F: see _load)."""
     if kind == F and view == D.FLOAT32:
         return f"bitcast<f32>({raw})"
+    if kind == F and view == D.FLOAT16:
+        return f"from_raw_FLOAT16({raw})"
     if view.element_size == 8:
         return raw
     if view.is_float or view.name.startswith("U"):     # zero-extended (raw bits of a float too)
@@ -325,13 +328,14 @@ class ElementWiseKernel(GpuKernel):
 
     The formula is `compute(o, inputs...)`, the inputs' values already loaded. The scalar pass (elementwise.Output's
     entry point, `value(o)` loading each input through its layout) handles every descriptor. Where specialized and
-    the output is a 32-bit type whose innermost dimension, merged with its neighbours where every tensor is
-    contiguous, has a multiple of 4 elements at stride 1 (its other strides multiples of 4), the vec4 pass moves
-    whole 16-byte words instead: an invocation loads a vec4 of each 32-bit input with the same layout, one element
-    of an input broadcast along the innermost dimension, or four elements of any other, computes four elements and
-    stores one vec4, WORDS_PER_INVOCATION times. A binding's base element is known only at execute: `record` takes
-    the vec4 pass where every vec4 tensor's base is a multiple of 4 elements (DML's 16-byte offsets give that),
-    else the scalar pass (built then, once)."""
+    the output is a 16- or 32-bit type whose innermost dimension, merged with its neighbours where every tensor is
+    contiguous, is at stride 1 and a whole number of 16-byte words long (its other strides too), the vec4 pass
+    moves whole words instead (4 or 8 elements): an invocation loads a word of each input of the output's element
+    size with such a layout, one element of an input broadcast along the innermost dimension, or each element of
+    any other, computes the word's elements and stores the word, WORDS_PER_INVOCATION times. The word is the
+    tensor's own bytes only, so 16-bit neighbours are never torn. A binding's base element is known only at
+    execute: `record` takes the vec4 pass where every word-loaded tensor's base is a whole word (DML's 16-byte
+    offsets give that), else the scalar pass (built then, once)."""
 
     def __init__(self, context: GpuContext, desc: EngineDesc) -> None:
         super().__init__(context, desc)
@@ -393,30 +397,35 @@ class ElementWiseKernel(GpuKernel):
         if plan is None:
             self.scalar = self.main = compile_pass(context, self.scalar_source, slots, params, self.scalar_groups)
             return
-        modes, words = plan
+        modes, words, per_word = plan
+        self.per_word = per_word
         self.vector_slots = [tensor.slot for tensor in inputs if modes[tensor.slot] == "vec4"] + [len(present)]
         out_block = params.add_tensor(*out_layout)
         invocations = words if words < WORDS_ALONE else -(-words // WORDS_PER_INVOCATION)
         per_invocation = -(-words // invocations)
         declarations = ""
-        loads, lanes = "", [[f"o + {lane}u"] for lane in range(4)]
+        loads, lanes = "", [[f"o + {lane}u"] for lane in range(per_word)]
         for tensor, block in zip(inputs, blocks, strict=True):
             mode = modes[tensor.slot]
             if mode == "vec4":
                 declarations += (f"@group(0) @binding({tensor.slot}) var<storage, read_write> {tensor.name}: "
                                  f"array<vec4<u32>>;\n")
-                loads += f"        let w_{tensor.variable} = {tensor.name}[{_word(tensor.slot, block)}];\n"
-                for lane, xyzw in enumerate("xyzw"):
-                    lanes[lane].append(_from_raw(f"w_{tensor.variable}.{xyzw}", tensor.view, tensor.kind))
+                loads += f"        let w_{tensor.variable} = {tensor.name}[{_word(tensor.slot, block, per_word)}];\n"
+                for lane in range(per_word):
+                    lanes[lane].append(_from_raw(_lane(f"w_{tensor.variable}", lane, per_word), tensor.view,
+                                                 tensor.kind))
                 continue
             declarations += _declaration(tensor, context.f16)
             if mode == "splat":
                 loads += (f"        let s_{tensor.variable} = "
                           f"{_load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, 'o'))};\n")
-            for lane in range(4):
+            for lane in range(per_word):
                 lanes[lane].append(f"s_{tensor.variable}" if mode == "splat" else
                                    _load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, f"o + {lane}u")))
-        stored = ", ".join(f"compute({', '.join(arguments_of)})" for arguments_of in lanes)
+        results = [f"compute({', '.join(arguments_of)})" for arguments_of in lanes]
+        if per_word > 4:   # 16-bit elements: two to a u32, the low one first
+            results = [f"(({results[2 * k]} & 0xffffu) | (({results[2 * k + 1]} & 0xffffu) << 16u))"
+                       for k in range(4)]
         main = (f"@group(0) @binding({len(present)}) var<storage, read_write> out: array<vec4<u32>>;\n"
                 f"@compute @workgroup_size({WORKGROUP_SIZE})\n"
                 f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
@@ -426,15 +435,16 @@ class ElementWiseKernel(GpuKernel):
                 f"    for (var k = 0u; k < {per_invocation}u; k++) {{\n"
                 f"        let w = t + k * {invocations}u;\n"
                 f"        if (w >= {words}u) {{ return; }}\n"
-                f"        let o = 4u * w;\n{loads}"
-                f"        out[{_word(len(present), out_block)}] = vec4<u32>({stored});\n    }}\n}}\n")
+                f"        let o = {per_word}u * w;\n{loads}"
+                f"        out[{_word(len(present), out_block, per_word)}] = vec4<u32>({', '.join(results)});\n"
+                f"    }}\n}}\n")
         vector = "".join([head, declarations, libraries, compute, main])
         self.main = compile_pass(context, vector, slots, params, group_counts(invocations))
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         bindings = [*(bound for bound in inputs if bound is not None), outputs[0]]
         chosen = self.main
-        if any(bindings[slot].base % 4 for slot in self.vector_slots):
+        if any(bindings[slot].base % self.per_word for slot in self.vector_slots):
             if self.scalar is None:   # an offset finer than DML's 16 bytes: element by element
                 self.scalar = compile_pass(self.context, self.scalar_source, self.slots, self.params,
                                            self.scalar_groups)
@@ -473,11 +483,14 @@ def _layouts(desc: EngineDesc, tensors: Mapping[str, TensorDesc], present: Seque
 
 
 def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tuple[int, ...]],
-                 output_view: DataType) -> tuple[dict[int, str], int] | None:
-    """({input slot: 'vec4', 'splat' or 'lanes'}, the output's words of 4 elements) where the vec4 pass applies
-    (see ElementWiseKernel), else None."""
+                 output_view: DataType) -> tuple[dict[int, str], int, int] | None:
+    """({input slot: 'vec4', 'splat' or 'lanes'}, the output's 16-byte words, its elements per word) where the vec4
+    pass applies (see ElementWiseKernel), else None."""
     sizes, strides = out_layout
-    if output_view.element_size != 4 or sizes[-1] % 4 or strides[-1] != 1 or any(s % 4 for s in strides[:-1]):
+    if output_view.element_size not in (2, 4):
+        return None
+    per_word = 16 // output_view.element_size
+    if sizes[-1] % per_word or strides[-1] != 1 or any(s % per_word for s in strides[:-1]):
         return None
     if any(tensor.sizes != sizes for tensor in inputs):   # not merged together with the output
         return None
@@ -485,12 +498,12 @@ def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tu
     for tensor in inputs:
         if tensor.strides[-1] == 0:
             modes[tensor.slot] = "splat"
-        elif (tensor.view.element_size == 4 and tensor.strides[-1] == 1 and not tensor.base
-              and all(s % 4 == 0 for s in tensor.strides[:-1])):
+        elif (tensor.view.element_size == output_view.element_size and tensor.strides[-1] == 1 and not tensor.base
+              and all(s % per_word == 0 for s in tensor.strides[:-1])):
             modes[tensor.slot] = "vec4"
         else:
             modes[tensor.slot] = "lanes"
-    return modes, math.prod(sizes) // 4
+    return modes, math.prod(sizes) // per_word, per_word
 
 
 def _declaration(tensor: _Input, f16: bool) -> str:
@@ -506,9 +519,18 @@ def _at(tensor: _Input, block: int, o: str) -> str:
     return f"({tensor.base}u + offset_of({block}u, {o}))" if tensor.base else f"offset_of({block}u, {o})"
 
 
-def _word(slot: int, block: int) -> str:
-    """The vec4 word of logical element o (a multiple of 4) of the tensor bound at `slot` with layout `block`."""
-    return f"P[{slot}u] / 4u + offset_of({block}u, o) / 4u"
+def _word(slot: int, block: int, per_word: int) -> str:
+    """The vec4 word of logical element o (a multiple of `per_word`) of the tensor bound at `slot` with layout
+    `block`."""
+    return f"P[{slot}u] / {per_word}u + offset_of({block}u, o) / {per_word}u"
+
+
+def _lane(word: str, lane: int, per_word: int) -> str:
+    """The raw bits of element `lane` of a vec4 word of `per_word` elements (4 or 8: 16-bit ones, the low first)."""
+    component = f"{word}.{'xyzw'[lane * 4 // per_word]}"
+    if per_word == 4:
+        return component
+    return f"({component} & 0xffffu)" if lane % 2 == 0 else f"({component} >> 16u)"
 
 
 def activation_function(activation: OperatorDesc | None, params: Params) -> str:
