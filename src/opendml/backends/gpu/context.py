@@ -562,7 +562,7 @@ class Recorder:
         else:
             commands = native.finish(self.encoder._internal, native.null)
             try:
-                native.submit(native.queue, 1, native.new("WGPUCommandBuffer[1]", [commands]))
+                native.submit(native.queue, 1, native.new("WGPUCommandBuffer[]", [commands]))
             finally:
                 native.release_commands(commands)
         self.keep.clear()
