@@ -492,11 +492,11 @@ def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tu
     per_word = 16 // output_view.element_size
     if sizes[-1] % per_word or strides[-1] != 1 or any(s % per_word for s in strides[:-1]):
         return None
-    if any(tensor.sizes != sizes for tensor in inputs):   # not merged together with the output
-        return None
     modes = {}
     for tensor in inputs:
-        if tensor.strides[-1] == 0:
+        if tensor.sizes != sizes:   # not merged with the output (a window: SLICE, depth/space): element by element
+            modes[tensor.slot] = "lanes"
+        elif tensor.strides[-1] == 0:
             modes[tensor.slot] = "splat"
         elif (tensor.view.element_size == output_view.element_size and tensor.strides[-1] == 1 and not tensor.base
               and all(s % per_word == 0 for s in tensor.strides[:-1])):
