@@ -38,7 +38,7 @@ from .element_wise import activation_function
 from .elementwise import COMMON, Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .reduce import placeholders
-from .wgsl import buffer, params_binding, prelude, stores, tensor_input
+from .wgsl import params_binding, prelude, tensor_input
 
 #: Invocations per work-group of the statistics passes.
 WIDTH = 256
@@ -120,14 +120,13 @@ class MvnKernel(GpuKernel):
         at["EPS"] = params.add_f32(desc.epsilon)
         data_type = source.data_type
         subgroup = tree.placeholders(context)
-        parts = [prelude({data_type}), params_binding(bindings), COMMON,
-                 tensor_input("x", data_type, 0, computed=True, f16=context.f16)]
-        row = ""
-        if self.fused:
-            parts += [tensor_input(name, (side or source).data_type, slot, computed=True, f16=context.f16)
-                      for slot, (name, side) in enumerate([("s", desc.scale_tensor), ("b", desc.bias_tensor)], 1)]
-            parts += [buffer("out", 4), stores("out", desc.output_tensor.data_type, 4)]
-            parts += self._normalize(desc, params)
+        parts = [prelude({data_type}), params_binding(bindings), COMMON]
+        row = entry = ""
+        if not self.fused:
+            parts.append(tensor_input("x", data_type, 0, computed=True, f16=context.f16))
+        else:
+            parts += [template("mean_variance_normalization1_row_bindings.wgsl"), *self._normalize(desc, params)]
+            entry = "    x_base = P[0u];\n    s_base = P[1u];\n    b_base = P[2u];\n    out_base = P[4u];\n"
             dims = self._dims(desc)
             row = template("mean_variance_normalization1_row.wgsl", COORDINATES=_coordinates(
                 params, dims, {"y_at": 2, "s_at": 4, "b_at": 5}, indent=16), **at)
@@ -137,7 +136,8 @@ class MvnKernel(GpuKernel):
                         tree.tree(context, "sum_tree", "vec2<f32>", "add_sums", WIDTH, ("bitcast<vec2<u32>>(s)",),
                                   "bitcast<vec2<f32>>(w0)", broadcast=True),
                         template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at,
-                                 STATS_BINDING=bindings - 2 if self.fused else 1, ROW=row, **subgroup)])
+                                 STATS_BINDING=bindings - 2 if self.fused else 1, ROW_ENTRY=entry, ROW=row,
+                                 **subgroup)])
         self.statistics = compile_pass(context, text, bindings, params,
                                        group_counts(groups * chunks, WIDTH // lanes))
 
@@ -222,13 +222,15 @@ class MvnKernel(GpuKernel):
 
 def _fused(desc: MeanVarianceNormalization1OperatorDesc, chunks: int) -> bool:
     """Whether the statistics pass writes the output too (the fused row pass, specialized shaders only): every
-    group one chunk, a FLOAT32 output (an invocation may write any element), and Axes the trailing dimensions of
-    those longer than 1, so that element j of group g is logical element g N + j."""
+    group one chunk, FLOAT32 tensors (an invocation may write any element of the output), and Axes the trailing
+    dimensions of those longer than 1, so that element j of group g is logical element g N + j."""
     sizes, axes = desc.input_tensor.sizes, set(desc.axes)
     long = [d for d, size in enumerate(sizes) if size > 1]
     kept = [d for d in long if d not in axes]
     normalized = [d for d in long if d in axes]
-    return (specialize.ENABLED and chunks == 1 and desc.output_tensor.data_type is DataType.FLOAT32
+    tensors = [desc.input_tensor, desc.output_tensor, desc.scale_tensor, desc.bias_tensor]
+    return (specialize.ENABLED and chunks == 1
+            and all(tensor is None or tensor.data_type is DataType.FLOAT32 for tensor in tensors)
             and max(kept, default=-1) < min(normalized, default=len(sizes)))
 
 

@@ -18,7 +18,10 @@
                 var s_at = 0u;
                 var b_at = 0u;
 {COORDINATES}
-                store_raw_out(y_at, to_raw_FLOAT32(normalize(bits[k], exponents, mean_hi, mean_lo, r, s_at, b_at)));
+                // y[k] is the element scaled where it is finite (scaled leaves the others as they are).
+                let scaled_x = select(bitcast<f32>(bits[k]), y[k], is_finite(bits[k]));
+                store_raw_out(y_at, to_raw_FLOAT32(normalize(bits[k], scaled_x, exponents, mean_hi, mean_lo, r, s_at,
+                                                             b_at)));
             }
         }
     }

@@ -12,7 +12,8 @@
 // records of 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
 // Parameters: LANES, ITEMS (groups x chunks), CHUNKS (per group), CHUNK, N (elements per group), KEPT (layout of
 // the groups: the input's sizes and strides over the kept dimensions), NORM (the same over Axes); SUBGROUP and
-// SUBGROUP_PARAMETERS (tree.py); STATS_BINDING; ROW (the fused row pass's output, or nothing).
+// SUBGROUP_PARAMETERS (tree.py); STATS_BINDING; ROW_ENTRY and ROW (the fused row pass's first statements and its
+// output, or nothing).
 @group(0) @binding({STATS_BINDING}) var<storage, read_write> stats: array<u32>;
 
 const SLOTS: u32 = {SLOTS}u;
@@ -32,7 +33,7 @@ fn element_offset(j: u32) -> u32 {
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
-    let lanes = {LANES};
+{ROW_ENTRY}    let lanes = {LANES};
     let lane = t & (lanes - 1u);
     let first = t - lane;
     let item = (wid.x + wid.y * groups.x) * (WIDTH / lanes) + t / lanes;

@@ -13,5 +13,7 @@ fn value(o: u32) -> u32 {
     let mean_hi = bitcast<f32>(load_raw_stats(record + 1u));
     let mean_lo = bitcast<f32>(load_raw_stats(record + 2u));
     let r = bitcast<f32>(load_raw_stats(record + 3u));
-    return to_raw_{TYPE}(normalize(bitcast<u32>(load_x(x)), load_raw_stats(record), mean_hi, mean_lo, r, s, b));
+    let exponents = load_raw_stats(record);
+    let x_bits = bitcast<u32>(load_x(x));
+    return to_raw_{TYPE}(normalize(x_bits, scaled(x_bits, record_e(exponents)), exponents, mean_hi, mean_lo, r, s, b));
 }
