@@ -125,8 +125,9 @@ def test_one_operator_on_many_buffers_and_offsets_gives_each_its_own_result(reco
 
 
 def test_an_entry_goes_with_a_buffer_it_names(device: dml.Device) -> None:
-    """The cache names buffers by id and holds none: once a buffer it names is collected, its entries are gone, so
-    a buffer made later under the same id finds nothing."""
+    """The cache names buffers by id and holds none: once a buffer it names is collected, its entries are gone
+    (at the latest when the next buffer is allocated, so that their bind groups free its device memory), and a
+    buffer made later under the same id finds nothing."""
     context = context_of(device)
     kept, dropped = context.allocate(16), context.allocate(16)
     key = ("test", id(kept), id(dropped))
@@ -137,6 +138,8 @@ def test_an_entry_goes_with_a_buffer_it_names(device: dml.Device) -> None:
     del dropped
     gc.collect()
     assert reference() is None, "the cache keeps the buffer alive"
+    context.allocate(16)    # drops the entry, whose bind group would hold the device memory, before allocating
+    assert key not in context._groups
     with context.lock:
         assert context.cached(key) is None
     assert kept is not None

@@ -264,11 +264,14 @@ class GpuContext:
     # -- memory -----------------------------------------------------------------------------------------------
 
     def allocate(self, size: int) -> Any:
-        """A zero-filled storage buffer of at least `size` bytes (WebGPU sizes are multiples of 4)."""
+        """A zero-filled storage buffer of at least `size` bytes (WebGPU sizes are multiples of 4). The cached
+        entries of buffers collected since go first: their bind groups hold the device memory of those buffers."""
         padded = max(4, -(-size // 4) * 4)
         if padded > self.max_buffer_size:
             raise UnsupportedError(f"Device.create_buffer: {size} bytes exceed the adapter's max-buffer-size "
                                    f"({self.max_buffer_size} bytes)")
+        with self.lock:
+            self._drop_collected()
         return self.device.create_buffer(size=padded, usage=self.usage)
 
     def create_buffer(self, source: int | np.ndarray[Any, Any]) -> GpuBuffer:
