@@ -212,6 +212,21 @@ def test_scatter_nd_against_reference(case: int, backend: str) -> None:
     assert run(desc, x, indices, updates).tobytes() == expected.tobytes()
 
 
+def test_large_output_rows(backend: str) -> None:
+    """An output above the cpu kernel's streaming threshold (4 MiB: non-temporal stores, runs of unmarked rows as one
+    copy), bound at an offset between sentinels; a repeated row, a row from the end, one out of range."""
+    rows = 16400
+    x = np.arange(rows * 64, dtype=np.float32).reshape(rows, 64)
+    indices = np.array([[5], [rows - 1], [-2], [rows], [5], [8000]])
+    updates = -np.arange(6 * 64, dtype=np.float32).reshape(6, 64) - 1
+    expected = x.copy()
+    for index, update in zip(indices[:, 0], updates, strict=True):
+        if -rows <= index < rows:
+            expected[index] = update
+    desc = SND(T(F32, [rows, 64]), T(I64, [6, 1]), T(F32, [6, 64]), T(F32, [rows, 64]), 2, 2)
+    assert np.array_equal(run(desc, x, indices, updates), expected)
+
+
 def test_zero_strides(backend: str) -> None:
     # The input one row broadcast (stride 0), the indices one column per row broadcast, the updates one element.
     desc = SE(T(F32, [4, 3], [0, 1]), T(I32, [2, 3], [1, 0]), T(F32, [2, 3], [0, 0]), T(F32, [4, 3]), 0)

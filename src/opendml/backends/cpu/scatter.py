@@ -4,8 +4,9 @@ The mark walks the updates' outer positions in row-major order, one thread, and 
 updates' element offset of the last position whose tuple selects the cell (-1: none; a tuple with a coordinate out
 of range is skipped). The copy then writes each cell of the output once, its rest elements from the winner's update
 or, unmarked, from the input, split over numba's threads for outputs of 1 MiB or more (cells are disjoint). Contiguous
-rest runs of at least a cache line are memcpy'd, and runs of unmarked packed rows are copied from the input as one
-memcpy, so a scatter of a few rows costs about a copy. Data travel as unsigned integers of their width: every bit
+rest runs of at least a cache line are memcpy'd (with non-temporal stores where the output is larger than the
+caches: no line of it is read first), and runs of unmarked packed rows are copied from the input as one memcpy, so a
+scatter of a few rows costs about a copy. Data travel as unsigned integers of their width: every bit
 pattern is kept.
 
 A `Device(debug=True)` compiles `debug_kernel`, which checks every coordinate first (GATHER_ND1's check on the
@@ -28,13 +29,23 @@ from .. import FlatArray, Kernel
 from ..plans import gather_out_of_range
 from ..scatter_plan import scatter_plan
 from .gather_nd1 import _first_out_of_range
-from .memory_kernels import LINE_BYTES, PARALLEL_LAUNCH, copy_bytes
+from .memory_kernels import (
+    LINE_BYTES,
+    PARALLEL_LAUNCH,
+    STREAMING_THRESHOLD_BYTES,
+    copy_bytes,
+    fence,
+    prefetch,
+    stream_copy,
+)
 
 # Outputs of at least this many bytes are copied by every numba thread.
 _PARALLEL_BYTES = 1 << 20
+# How far ahead (in bytes of rows) the row copy prefetches the winners' update rows (random reads wait on memory).
+_PREFETCH_BYTES = 4096
 
 # The layout of `settings`: group lengths, then flags; `layout` holds the plan's arrays one after another.
-_S_OUTER, _S_TUPLE, _S_CELLS, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED = range(6)
+_S_OUTER, _S_TUPLE, _S_CELLS, _S_REST, _S_TUPLE_STRIDE, _S_SIGNED, _S_STREAM = range(7)
 
 
 @numba.njit(cache=True)
@@ -119,6 +130,10 @@ def _copy_range(data: Any, updates: Any, out: Any, winner: Any, layout: Any, set
     item = data.itemsize
     whole_rows = contiguous and run * item >= LINE_BYTES
     packed = whole_rows and step_out == run and step_in == run   # unmarked neighbours: one memcpy
+    stream = settings[_S_STREAM] != 0
+    ahead = max(1, min(64, _PREFETCH_BYTES // max(1, run * data.itemsize)))
+    lines = -(-run * data.itemsize // LINE_BYTES)
+    fetched = start   # the update rows of the marked cells before this one are prefetched
     single = r == 1 and run == 1
     data_address, up_address = np.int64(data.ctypes.data), np.int64(updates.ctypes.data)
     out_address = np.int64(out.ctypes.data)
@@ -142,17 +157,24 @@ def _copy_range(data: Any, updates: Any, out: Any, winner: Any, layout: Any, set
         elif whole_rows:
             j = first
             while j < first + count:
+                limit = min(cell + j - first + ahead, stop)
+                while fetched < limit:
+                    marked = winner[fetched]
+                    if marked >= 0:
+                        for line in range(lines):
+                            prefetch(up_address + marked * item + line * LINE_BYTES)
+                    fetched += 1
                 w = winner[cell + j - first]
-                if w >= 0:
-                    copy_bytes(out_address + (base_out + j * step_out) * item, up_address + w * item, run * item)
-                    j += 1
-                    continue
-                end = j + 1
-                if packed:
-                    while end < first + count and winner[cell + end - first] < 0:
-                        end += 1
-                copy_bytes(out_address + (base_out + j * step_out) * item,
-                           data_address + (base_in + j * step_in) * item, (end - j) * run * item)
+                end, source = j + 1, up_address + w * item
+                if w < 0:
+                    source = data_address + (base_in + j * step_in) * item
+                    if packed:
+                        while end < first + count and winner[cell + end - first] < 0:
+                            end += 1
+                if stream:
+                    stream_copy(out_address + (base_out + j * step_out) * item, source, (end - j) * run * item)
+                else:
+                    copy_bytes(out_address + (base_out + j * step_out) * item, source, (end - j) * run * item)
                 j = end
         else:
             for j in range(first, first + count):
@@ -163,6 +185,8 @@ def _copy_range(data: Any, updates: Any, out: Any, winner: Any, layout: Any, set
                     _copy_block(data, base_in + j * step_in, rest_in, out, base_out + j * step_out, rest_sizes,
                                 rest_out, counter)
         cell += count
+    if stream:
+        fence()  # this thread's non-temporal stores are visible before the call returns
 
 
 @numba.njit(cache=True, parallel=True)
@@ -188,9 +212,11 @@ class ScatterKernel:
             plan.coordinate_sizes, plan.coordinate_cell_strides, plan.cell_sizes, plan.cell_output_strides,
             plan.cell_input_strides, plan.rest_sizes, plan.rest_output_strides, plan.rest_input_strides,
             plan.rest_updates_strides)])
-        self._settings = _i64([len(plan.outer_sizes), len(plan.coordinate_sizes), len(plan.cell_sizes),
-                               len(plan.rest_sizes), plan.tuple_stride, plan.signed])
         item = desc.input_tensor.data_type.element_size
+        # Outputs larger than the caches are written with non-temporal stores (whole rows in order).
+        stream = desc.output_tensor.total_tensor_size_in_bytes >= STREAMING_THRESHOLD_BYTES
+        self._settings = _i64([len(plan.outer_sizes), len(plan.coordinate_sizes), len(plan.cell_sizes),
+                               len(plan.rest_sizes), plan.tuple_stride, plan.signed, stream])
         self._bits = np.dtype(f"u{item}")
         threads = numba.get_num_threads()
         self._parts = threads if threads > 1 and desc.output_tensor.element_count * item >= _PARALLEL_BYTES \
