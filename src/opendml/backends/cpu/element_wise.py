@@ -317,6 +317,10 @@ _GATHER = """        base{j} = tab[{table} + t] + k0 * meta[{kx}] + start * meta
                 at = base{j} + q * meta[{lx}]
                 for row in range(count):
                     g{j}[row * block + q] = x{j}[np.uint64(at + row * meta[{kx}])]"""
+# A generator's coordinate (formula.COORDINATES) is the offset its strides give in the sequence 0, 1, 2, ...: the
+# block's element i is c + i * d, worked out instead of read.
+_COMPUTED = """            c{j} = tab[{table} + t] + (k0 + row) * meta[{kx}] + start * meta[{lx}]
+            d{j} = meta[{lx}]"""
 _SELECT = """            if meta[{lx}] == 1:
                 a{j} = x{j}[base{j} + row * meta[{kx}]:base{j} + row * meta[{kx}] + n]
             else:
@@ -353,7 +357,7 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
     output = view_types["OutputTensor"]
     fields = [name for name, _ in desc.INFO.inputs if name in tensors]
     variables = {variable: name for name, variable in desc.INFO.inputs if name in tensors}
-    # a generator's coordinate leaves: INT64 inputs of their own, read through formula.coordinate_strides
+    # a generator's coordinate leaves: INT64 values of their own, through formula.coordinate_strides (computed)
     coordinates = sorted({node.name for node in tree.walk() if node.op == "name" and node.name in COORDINATES})
     fields += coordinates
     variables.update({name: name for name in coordinates})
@@ -369,7 +373,7 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
             continue
         j = fields.index(name)
         load = f"{narrow}({{}})" if narrow else _load(view_types[name], kinds[variable], float_type)
-        value = load.format(f"a{j}[i]")
+        value = load.format(f"c{j} + i * d{j}" if name in coordinates else f"a{j}[i]")
         if name in scaled and scale_bias is not None:  # its values are run-time arguments, as parameters are
             wide = "np.float64" if float_type == DataType.FLOAT64 else "np.float32"
             renderer.parameters.update({_SCALE: wide, _BIAS: wide})
@@ -377,8 +381,10 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
         loads.append(f"        v_{variable} = {value}")
     parameters = [f"p_{name}" for name in sorted(renderer.parameters)]
     count = len(fields)
-    blocks = [f"a{j}" for j in range(count)]
-    inputs = [f"i{j}" for j in range(count)]
+    read = [j for j in range(count) if fields[j] not in coordinates]   # the tensors; coordinates are computed
+    computed = [j for j in range(count) if fields[j] in coordinates]
+    blocks = [f"a{j}" for j in read] + [name for j in computed for name in (f"c{j}", f"d{j}")]
+    inputs = [f"i{j}" for j in read]
     kernel_parameters = ["out", *inputs, "meta", "tab", *parameters]
     summary = f"{desc.OPERATOR_TYPE.name}, {', '.join(f'{n} {t.name}' for n, t in view_types.items())}"
     source = _TEMPLATE.format(
@@ -388,12 +394,13 @@ def render(desc: Any) -> tuple[str, list[str], list[str]]:
         loads="\n".join(loads) or "        pass", expression=expression,
         store=_store(tree.kind, output, tree.data_type),
         run_parameters=", ".join(["first", "last", *kernel_parameters]),
-        allocate="\n".join([f"    x{j} = writable(i{j})" for j in range(count)] +
-                           [f"    g{j} = np.empty(rows * block, x{j}.dtype)" for j in range(count)]),
+        allocate="\n".join([f"    x{j} = writable(i{j})" for j in read] +
+                           [f"    g{j} = np.empty(rows * block, x{j}.dtype)" for j in read]),
         gather="\n".join(_GATHER.format(j=j, table=f"{j + 1} * table", kx=_META_FIXED + 2 * j,
-                                        lx=_META_FIXED + 2 * j + 1) for j in range(count)) or "        pass",
-        select="\n".join(_SELECT.format(j=j, kx=_META_FIXED + 2 * j, lx=_META_FIXED + 2 * j + 1)
-                         for j in range(count)) or "            pass",
+                                        lx=_META_FIXED + 2 * j + 1) for j in read) or "        pass",
+        select="\n".join([_SELECT.format(j=j, kx=_META_FIXED + 2 * j, lx=_META_FIXED + 2 * j + 1) for j in read] +
+                         [_COMPUTED.format(j=j, table=f"{j + 1} * table", kx=_META_FIXED + 2 * j,
+                                           lx=_META_FIXED + 2 * j + 1) for j in computed]) or "            pass",
         compute_arguments=", ".join(["n", "o", *blocks, *parameters]),
         kernel_parameters=", ".join(kernel_parameters),
         parallel_arguments=", ".join(["chunk * units // chunks", "(chunk + 1) * units // chunks",
@@ -545,16 +552,11 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     views = [np.dtype(np.uint16) if view == np.float16 else view for view in views]
     slots = [name for name, _ in operator.INFO.inputs]
     positions = [slots.index(name) for name in fields if name not in COORDINATES]
-    # the sequence 0, 1, 2, ... each coordinate reads through its strides (as long as its last offset needs)
-    sequences = [np.arange(1 + sum((size - 1) * stride for size, stride in
-                                   zip(target.sizes, coordinate_strides(name, target.sizes), strict=True)),
-                           dtype=np.int64) for name in fields if name in COORDINATES]
     run_blocks, parallel_blocks = module.run_blocks, module.parallel
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         flats = [outputs[0].view(views[0])]
         flats += [inputs[position].view(views[j + 1]) for j, position in enumerate(positions)]  # type: ignore[union-attr]
-        flats += sequences
         if parallel:
             with PARALLEL_LAUNCH:
                 parallel_blocks(*flats, meta, tab, *arguments)

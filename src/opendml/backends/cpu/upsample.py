@@ -1,13 +1,15 @@
-"""UPSAMPLE_2D on the CPU: one numba kernel, parallel over output rows.
+"""UPSAMPLE_2D on the CPU: numba kernels, parallel over output rows.
 
-The dimensions before height and width are walked through offset tables (one entry per image: batch, channel and depth);
-a task is one output row of one image. NEAREST_NEIGHBOR is a copy: each output element is the raw bits of the input
-element at (o_y // ScaleSize.Height, o_x // ScaleSize.Width), so every value (NaN payloads too) is copied exactly, by
-slice.py's row-copy kernel (rows of output rows, each gathered from its input row) or, where its rows would be too
-short, the gather of columns below. LINEAR reads the two taps per axis that ops/upsample.taps gives (indices and float32
-weights, worked out once per descriptor) and blends them in float32 in the order ops/upsample.py states (FLOAT16 widened
-exactly and each output rounded once: element_wise.load_element / store_element), the same arithmetic as the NumPy
-kernel's. Any strides; the input is never written.
+The dimensions before height and width are walked through offset tables (one entry per image: batch, channel and
+depth). NEAREST_NEIGHBOR is a copy: each output element is the raw bits of the input element at (o_y //
+ScaleSize.Height, o_x // ScaleSize.Width), so every value (NaN payloads too) is copied exactly, by slice.py's row-copy
+kernel (rows of output rows, each gathered from its input row) or, where its rows would be too short, the gather of
+columns below (a task per output row). LINEAR reads the two taps per axis that ops/upsample.taps gives (indices and
+float32 weights, worked out once per descriptor) and blends them in float32 in the order ops/upsample.py states
+(FLOAT16 widened exactly and each output rounded once: element_wise.load_element / store_element), the same
+arithmetic as the NumPy kernel's: a task is a band of _BAND output rows of one image, whose input rows are first
+blended along the width once each (the `upper` and `lower` of every output row of the band), then blended along the
+height row after row (a loop LLVM vectorizes). Any strides; the input is never written.
 """
 
 from __future__ import annotations
@@ -40,24 +42,33 @@ def _gather_rows(x: Any, y: Any, x_bases: Any, y_bases: Any, rows: Any, columns:
             y[ys + ox * y_column] = x[xs + columns[ox] * x_column]
 
 
+#: Output rows per LINEAR task: the input rows they read are blended along the width once, into a band in cache.
+_BAND = 16
+
+
 def _blend_rows(x: Any, y: Any, x_bases: Any, y_bases: Any, y0: Any, y1: Any, wy: Any, x0: Any, x1: Any, wx: Any,
                 x_row: int, x_column: int, y_row: int, y_column: int, tag: Any) -> None:
     out_height, out_width = wy.size, wx.size
+    bands = (out_height + _BAND - 1) // _BAND
     one = np.float32(1)
-    for task in numba.prange(x_bases.size * out_height):
-        image, oy = task // out_height, task % out_height
-        top = x_bases[image] + y0[oy] * x_row
-        bottom = x_bases[image] + y1[oy] * x_row
-        ys = y_bases[image] + oy * y_row
-        weight_y = wy[oy]
-        keep_y = one - weight_y
-        for ox in range(out_width):
-            weight_x = wx[ox]
-            keep_x = one - weight_x
-            left, right = x0[ox] * x_column, x1[ox] * x_column
-            upper = load_element(x, top + left, tag) * keep_x + load_element(x, top + right, tag) * weight_x
-            lower = load_element(x, bottom + left, tag) * keep_x + load_element(x, bottom + right, tag) * weight_x
-            store_element(y, ys + ox * y_column, upper * keep_y + lower * weight_y, tag)
+    for task in numba.prange(x_bases.size * bands):
+        image, band = task // bands, task % bands
+        first, last = band * _BAND, min(out_height, (band + 1) * _BAND)
+        top_row = y0[first]
+        across = np.empty((y1[last - 1] - top_row + 1, out_width), np.float32)
+        for row in range(across.shape[0]):   # each input row the band reads, blended along the width once
+            xs = x_bases[image] + (top_row + row) * x_row
+            for ox in range(out_width):
+                weight_x = wx[ox]
+                across[row, ox] = (load_element(x, xs + x0[ox] * x_column, tag) * (one - weight_x)
+                                   + load_element(x, xs + x1[ox] * x_column, tag) * weight_x)
+        for oy in range(first, last):
+            upper, lower = across[y0[oy] - top_row], across[y1[oy] - top_row]
+            weight_y = wy[oy]
+            keep_y = one - weight_y
+            ys = y_bases[image] + oy * y_row
+            for ox in range(out_width):
+                store_element(y, ys + ox * y_column, upper[ox] * keep_y + lower[ox] * weight_y, tag)
 
 
 _gather: Any = numba.njit(cache=True, parallel=True)(_gather_rows)
