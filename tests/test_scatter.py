@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_scatter_elements, reference_scatter_nd
-from strategies import build_buffer, execute_between_sentinels, read_buffer
+from strategies import build_buffer, execute_between_sentinels, read_buffer, strides_for
 
 import opendml as dml
 from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT, SCATTER_ND_SUPPORT
@@ -39,14 +39,18 @@ def device(level: dml.FeatureLevel = TOP, debug: bool = False) -> dml.Device:
     return dml.Device(feature_level=level, debug=debug)
 
 
-def run(desc: Any, x: Any, indices: Any, updates: Any, *, level: dml.FeatureLevel = TOP, debug: bool = False
-        ) -> np.ndarray:
-    """The logical output of one dispatch, the output bound between sentinel bytes (checked unchanged)."""
+def run(desc: Any, x: Any, indices: Any, updates: Any, *, level: dml.FeatureLevel = TOP, debug: bool = False,
+        bound: list[np.ndarray] | None = None) -> np.ndarray:
+    """The logical output of one dispatch, the output bound between sentinel bytes (checked unchanged); `bound`
+    receives the logical inputs as bound (a zero stride keeps one of the elements it folds)."""
     dev = device(level, debug)
     compiled = dev.compile_operator(dev.create_operator(desc))
     tensors = (desc.input_tensor, desc.indices_tensor, desc.updates_tensor)
     raws = [build_buffer(np.asarray(data, tensor.data_type.numpy_dtype), tensor.strides, byte_offset=16 * (1 + i))
             for i, (data, tensor) in enumerate(zip((x, indices, updates), tensors, strict=True))]
+    if bound is not None:
+        bound += [read_buffer(raw, tensor.data_type.numpy_dtype, tensor.sizes, tensor.strides, byte_offset=16 * (1 + i))
+                  for i, (raw, tensor) in enumerate(zip(raws, tensors, strict=True))]
     out = desc.output_tensor
     got = execute_between_sentinels(dev, compiled, raws, out.data_type.element_size, out.sizes, out.strides,
                                     memory="host", seed=1, label=desc.label)
@@ -237,7 +241,8 @@ def test_zero_strides(backend: str) -> None:
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_hypothesis_scatter_elements(data: st.DataObject, backend: str) -> None:
-    """Random ranks, sizes, Axis, index types and values (negative, out of range, repeated) against the reference."""
+    """Random ranks, sizes, Axis, strides (zero ones too), index types and values (negative, out of range, repeated)
+    against the reference."""
     shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
     axis = data.draw(st.integers(0, len(shape) - 1))
     index_type = data.draw(st.sampled_from(INDEX_TYPES))
@@ -247,16 +252,20 @@ def test_hypothesis_scatter_elements(data: st.DataObject, backend: str) -> None:
     ix = np.array(data.draw(st.lists(st.integers(low, 6), min_size=count, max_size=count)))
     ix = ix.astype(index_type.numpy_dtype).reshape(ix_shape)
     x, updates = _data(DT.INT16, shape, 7), _data(DT.INT16, ix_shape, 8) + 100
-    got = run(SE(T(DT.INT16, shape), T(index_type, ix_shape), T(DT.INT16, ix_shape), T(DT.INT16, shape), axis), x,
-              ix, updates)
-    assert np.array_equal(got, reference_scatter_elements(x, ix, updates, axis)[0])
+    desc = SE(T(DT.INT16, shape, data.draw(strides_for(shape))),
+              T(index_type, ix_shape, data.draw(strides_for(ix_shape))), T(DT.INT16, ix_shape, data.draw(strides_for(
+                  ix_shape))),
+              T(DT.INT16, shape, data.draw(strides_for(shape, allow_zero=False))), axis)
+    bound: list[np.ndarray] = []
+    got = run(desc, x, ix, updates, bound=bound)
+    assert np.array_equal(got, reference_scatter_elements(*bound, axis)[0])
 
 
 @settings(max_examples=12, deadline=None)
 @given(data=st.data())
 def test_hypothesis_scatter_nd(data: st.DataObject, backend: str) -> None:
-    """Random meaningful sizes, tuple sizes and coordinates (negative, out of range, repeated) against the
-    reference."""
+    """Random meaningful sizes, tuple sizes, strides (zero ones too) and coordinates (negative, out of range,
+    repeated) against the reference."""
     table = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
     count = data.draw(st.integers(1, len(table)))
     positions = data.draw(st.lists(st.integers(1, 3), min_size=0, max_size=3 - len(table[count:])))
@@ -271,10 +280,12 @@ def test_hypothesis_scatter_nd(data: st.DataObject, backend: str) -> None:
                                      max_size=int(np.prod(ix_shape)))))
     ix = ix.astype(index_type.numpy_dtype).reshape(ix_shape)
     x, updates = _data(DT.UINT8, shape, 3), _data(DT.UINT8, up_shape, 4) + 100
-    desc = SND(T(DT.UINT8, shape), T(index_type, ix_shape), T(DT.UINT8, up_shape), T(DT.UINT8, shape), len(table),
-               len(positions) + 1)
-    assert np.array_equal(run(desc, x, ix, updates),
-                          reference_scatter_nd(x, ix, updates, len(table), len(positions) + 1)[0])
+    desc = SND(T(DT.UINT8, shape, data.draw(strides_for(shape))), T(index_type, ix_shape, data.draw(strides_for(
+        ix_shape))), T(DT.UINT8, up_shape, data.draw(strides_for(up_shape))),
+        T(DT.UINT8, shape, data.draw(strides_for(shape, allow_zero=False))), len(table), len(positions) + 1)
+    bound: list[np.ndarray] = []
+    got = run(desc, x, ix, updates, bound=bound)
+    assert np.array_equal(got, reference_scatter_nd(*bound, len(table), len(positions) + 1)[0])
 
 
 # -- support rows ---------------------------------------------------------------------------------------------------
