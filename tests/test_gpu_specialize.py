@@ -201,7 +201,7 @@ def run_at_offset(kernel: Any, device: dml.Device, values: np.ndarray, offset: i
 def test_the_vec4_pass_gives_way_where_a_base_is_not_a_whole_word(data_type: str, offset: int) -> None:
     device = gpu()
     kernel = kernel_of(device, relu(T(data_type, [8, 16])))
-    assert kernel.vector_slots == [0, 1] and kernel.scalar is None   # compiled: the vec4 pass only
+    assert kernel.main.slots == (0, 1) and kernel.main.scalar.built is None   # compiled: the word pass only
     numpy_type = np.float32 if data_type == "FLOAT32" else np.float16
     values = ((np.arange(128) - 64.25) * (-1.0) ** np.arange(128)).astype(numpy_type)
     got, data = run_at_offset(kernel, device, values, offset)
@@ -212,7 +212,7 @@ def test_the_vec4_pass_gives_way_where_a_base_is_not_a_whole_word(data_type: str
     end = offset + 128 * element_size
     filler = sentinel_bytes(end + 12, 3)
     assert data[:offset].tolist() == filler[:offset].tolist() and data[end:].tolist() == filler[end:].tolist()
-    assert (kernel.scalar is not None) is (base % (16 // element_size) != 0)
+    assert (kernel.main.scalar.built is not None) is (base % (16 // element_size) != 0)
 
 
 def test_the_vec4_pass_reads_broadcast_and_strided_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,7 +226,7 @@ def test_the_vec4_pass_reads_broadcast_and_strided_inputs(monkeypatch: pytest.Mo
     desc = dml.ElementWiseAddOperatorDesc(a_tensor=T(F32, sizes, strides=[1, 2, 6]),
                                           b_tensor=T(F32, sizes, strides=[3, 1, 0]), output_tensor=T(F32, sizes))
     kernel = kernel_of(device, desc)
-    assert kernel.vector_slots == [2]   # the output's words; A is read element by element, B once per word
+    assert kernel.main.slots == (2,)   # the output's words; A is read element by element, B once per word
     compiled = device.compile_operator(device.create_operator(desc))
     out = np.zeros(sizes, np.float32)
     compiled.execute([dml.Binding(a.reshape(-1)), dml.Binding(b.reshape(-1))], [dml.Binding(out)])

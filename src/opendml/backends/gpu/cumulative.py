@@ -42,9 +42,9 @@ class CumulativeKernel(GpuKernel):
         params = Params(2)
         x_lines = params.add_tensor(lines, source.element_strides)
         s_lines = params.add_tensor(lines, packed)
-        count_at = params.add(line_count)
-        length = params.add(source.sizes[axis])
-        x_step, s_step = params.add(source.element_strides[axis]), params.add(packed[axis])
+        count_at = params.add_constant(line_count)
+        length = params.add_constant(source.sizes[axis])
+        x_step, s_step = params.add_constant(source.element_strides[axis]), params.add_constant(packed[axis])
         body = template("cumulative.wgsl", WORKGROUP_SIZE=WORKGROUP_SIZE, LINES=count_at, LENGTH=length,
                         X_LINES=x_lines, S_LINES=s_lines, X_STEP=x_step, S_STEP=s_step, CT=COMPUTE_TYPE[data_type],
                         IDENTITY=desc.IDENTITY, DECREASING=str(desc.decreasing).lower(),
@@ -60,7 +60,8 @@ class CumulativeKernel(GpuKernel):
         # the copy pass: the scratch (as raw words of the output's width) into the output
         copy_params = Params(2)
         block = copy_params.add_tensor(source.sizes, packed)
-        elementwise = ElementwiseSource([("x", TensorDesc(scratch_type, source.sizes))], result, copy_params)
+        elementwise = ElementwiseSource([("x", TensorDesc(scratch_type, source.sizes))], result, copy_params,
+                                        words=True)
         self.copy = elementwise.compile(context, template("split.wgsl", IN=block, RAW=raw_type(data_type)))
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:

@@ -46,9 +46,9 @@ from ...types import DataType, ExecutionFlags
 from .. import activation_constants
 from ..plans import merge_dimensions
 from . import specialize
-from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
-from .elementwise import COMMON, Output, Params
-from .kernel import GpuKernel, Pass, compile_pass, template
+from .context import Bound, GpuContext, Recorder, group_counts
+from .elementwise import COMMON, Output, Params, word_index, word_layout, word_main, word_of
+from .kernel import GpuKernel, Pass, compile_pass, compile_words, template
 from .wgsl import buffer, loads, params_binding, prelude, tensor_input
 
 D = DataType
@@ -294,12 +294,6 @@ def _store(result: Node, name: str, output: DataType) -> str:
     return name if output.element_size == 8 else f"{name}.x"
 
 
-#: Words of four elements each invocation of the vec4 pass moves, a work-group's width apart (measured on lavapipe:
-#: two beat one by a third on RELU, four gain nothing more); tensors of fewer words than WORDS_ALONE move one.
-WORDS_PER_INVOCATION = 2
-WORDS_ALONE = 1 << 16
-
-
 @dataclass(frozen=True)
 class _Input:
     """One present input of the pass: its slot, DML field, formula variable, WGSL name, data type, the type it is
@@ -387,22 +381,12 @@ class ElementWiseKernel(GpuKernel):
         declarations = "".join(_declaration(tensor, context.f16) for tensor in inputs)
         scalar = "".join([head, declarations, target.declarations(), libraries, compute,
                           f"fn value(o: u32) -> {raw} {{ return compute(o{loaded}); }}\n", target.main()])
-        self.params = params
-        self.slots = slots
-        self.scalar_source = specialize.render(scalar, params)
-        self.scalar_groups = target.groups()
-        self.vector_slots: list[int] = []
-        self.scalar: Pass | None = None
         plan = _vector_plan(inputs, out_layout, output_view) if specialize.ENABLED else None
         if plan is None:
-            self.scalar = self.main = compile_pass(context, self.scalar_source, slots, params, self.scalar_groups)
+            self.main: Pass = compile_pass(context, scalar, slots, params, target.groups())
             return
-        modes, words, per_word = plan
-        self.per_word = per_word
-        self.vector_slots = [tensor.slot for tensor in inputs if modes[tensor.slot] == "vec4"] + [len(present)]
+        modes, per_word = plan
         out_block = params.add_tensor(*out_layout)
-        invocations = words if words < WORDS_ALONE else -(-words // WORDS_PER_INVOCATION)
-        per_invocation = -(-words // invocations)
         declarations = ""
         loads, lanes = "", [[f"o + {lane}u"] for lane in range(per_word)]
         for tensor, block in zip(inputs, blocks, strict=True):
@@ -410,7 +394,8 @@ class ElementWiseKernel(GpuKernel):
             if mode == "vec4":
                 declarations += (f"@group(0) @binding({tensor.slot}) var<storage, read_write> {tensor.name}: "
                                  f"array<vec4<u32>>;\n")
-                loads += f"        let w_{tensor.variable} = {tensor.name}[{_word(tensor.slot, block, per_word)}];\n"
+                at = word_index(tensor.slot, block, per_word)
+                loads += f"        let w_{tensor.variable} = {tensor.name}[{at}];\n"
                 for lane in range(per_word):
                     lanes[lane].append(_from_raw(_lane(f"w_{tensor.variable}", lane, per_word), tensor.view,
                                                  tensor.kind))
@@ -422,34 +407,19 @@ class ElementWiseKernel(GpuKernel):
             for lane in range(per_word):
                 lanes[lane].append(f"s_{tensor.variable}" if mode == "splat" else
                                    _load(tensor.name, tensor.view, tensor.kind, _at(tensor, block, f"o + {lane}u")))
-        results = [f"compute({', '.join(arguments_of)})" for arguments_of in lanes]
-        if per_word > 4:   # 16-bit elements: two to a u32, the low one first
-            results = [f"(({results[2 * k]} & 0xffffu) | (({results[2 * k + 1]} & 0xffffu) << 16u))"
-                       for k in range(4)]
-        main = (f"@group(0) @binding({len(present)}) var<storage, read_write> out: array<vec4<u32>>;\n"
-                f"@compute @workgroup_size({WORKGROUP_SIZE})\n"
-                f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, "
-                f"@builtin(num_workgroups) groups: vec3<u32>) {{\n"
-                f"    let t = invocation(gid, groups);\n"
-                f"    if (t >= {invocations}u) {{ return; }}\n"
-                f"    for (var k = 0u; k < {per_invocation}u; k++) {{\n"
-                f"        let w = t + k * {invocations}u;\n"
-                f"        if (w >= {words}u) {{ return; }}\n"
-                f"        let o = {per_word}u * w;\n{loads}"
-                f"        out[{_word(len(present), out_block, per_word)}] = vec4<u32>({', '.join(results)});\n"
-                f"    }}\n}}\n")
-        vector = "".join([head, declarations, libraries, compute, main])
-        self.main = compile_pass(context, vector, slots, params, group_counts(invocations))
+        stored = word_of([f"compute({', '.join(arguments_of)})" for arguments_of in lanes], per_word)
+        main, invocations = word_main(math.prod(out_layout[0]) // per_word, per_word,
+                                      f"{loads}        out[{word_index(len(present), out_block, per_word)}] = "
+                                      f"{stored};\n")
+        vector = "".join([head, declarations, libraries, compute,
+                          f"@group(0) @binding({len(present)}) var<storage, read_write> out: array<vec4<u32>>;\n",
+                          main])
+        words = [tensor.slot for tensor in inputs if modes[tensor.slot] == "vec4"] + [len(present)]
+        self.main = compile_words(context, vector, scalar, slots, params, group_counts(invocations),
+                                  target.groups(), words, per_word)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
-        bindings = [*(bound for bound in inputs if bound is not None), outputs[0]]
-        chosen = self.main
-        if any(bindings[slot].base % self.per_word for slot in self.vector_slots):
-            if self.scalar is None:   # an offset finer than DML's 16 bytes: element by element
-                self.scalar = compile_pass(self.context, self.scalar_source, self.slots, self.params,
-                                           self.scalar_groups)
-            chosen = self.scalar
-        chosen.record(recorder, bindings)
+        self.main.record(recorder, [*(bound for bound in inputs if bound is not None), outputs[0]])
 
 
 def _layouts(desc: EngineDesc, tensors: Mapping[str, TensorDesc], present: Sequence[tuple[str, str]],
@@ -483,14 +453,12 @@ def _layouts(desc: EngineDesc, tensors: Mapping[str, TensorDesc], present: Seque
 
 
 def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tuple[int, ...]],
-                 output_view: DataType) -> tuple[dict[int, str], int, int] | None:
-    """({input slot: 'vec4', 'splat' or 'lanes'}, the output's 16-byte words, its elements per word) where the vec4
-    pass applies (see ElementWiseKernel), else None."""
+                 output_view: DataType) -> tuple[dict[int, str], int] | None:
+    """({input slot: 'vec4', 'splat' or 'lanes'}, the output's elements per 16-byte word) where the vec4 pass
+    applies (see ElementWiseKernel), else None."""
     sizes, strides = out_layout
-    if output_view.element_size not in (2, 4):
-        return None
-    per_word = 16 // output_view.element_size
-    if sizes[-1] % per_word or strides[-1] != 1 or any(s % per_word for s in strides[:-1]):
+    per_word = word_layout(sizes, strides, output_view.element_size)
+    if not per_word:
         return None
     modes = {}
     for tensor in inputs:
@@ -503,7 +471,7 @@ def _vector_plan(inputs: Sequence[_Input], out_layout: tuple[tuple[int, ...], tu
             modes[tensor.slot] = "vec4"
         else:
             modes[tensor.slot] = "lanes"
-    return modes, math.prod(sizes) // per_word, per_word
+    return modes, per_word
 
 
 def _declaration(tensor: _Input, f16: bool) -> str:
@@ -517,12 +485,6 @@ def _declaration(tensor: _Input, f16: bool) -> str:
 def _at(tensor: _Input, block: int, o: str) -> str:
     """The element offset of the input's logical element `o` through its layout block."""
     return f"({tensor.base}u + offset_of({block}u, {o}))" if tensor.base else f"offset_of({block}u, {o})"
-
-
-def _word(slot: int, block: int, per_word: int) -> str:
-    """The vec4 word of logical element o (a multiple of `per_word`) of the tensor bound at `slot` with layout
-    `block`."""
-    return f"P[{slot}u] / {per_word}u + offset_of({block}u, o) / {per_word}u"
 
 
 def _lane(word: str, lane: int, per_word: int) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...tensor import MAX_DIMENSION_COUNT, TensorDesc
 from ...types import DataType
+from ..plans import merge_dimensions
 from . import specialize, wgsl
 from .context import WORKGROUP_SIZE, group_counts
 
@@ -59,6 +60,51 @@ fn coord_of(block: u32, o: u32, dim: u32) -> u32 {{
 }}
 fn invocation(gid: vec3<u32>, groups: vec3<u32>) -> u32 {{ return gid.x + gid.y * groups.x * {WORKGROUP_SIZE}u; }}
 """
+
+
+#: 16-byte words each invocation of a word pass moves, a dispatch's width apart (measured on lavapipe: two beat one
+#: by a third on RELU, four gained nothing more); a pass of fewer words than WORDS_ALONE moves one per invocation.
+WORDS_PER_INVOCATION = 2
+WORDS_ALONE = 1 << 16
+
+
+def word_layout(sizes: Sequence[int], strides: Sequence[int], element_size: int) -> int:
+    """Elements per 16-byte word (8 or 4) where a tensor of these merged sizes and element strides is a whole
+    number of words along its innermost dimension, contiguous there, every other stride a whole number of words
+    (so each word of 16 bytes holds its own elements only); 0 where not (or for 8- and 64-bit types)."""
+    if element_size not in (2, 4):
+        return 0
+    per_word = 16 // element_size
+    if sizes[-1] % per_word or strides[-1] != 1 or any(stride % per_word for stride in strides[:-1]):
+        return 0
+    return per_word
+
+
+def word_main(words: int, per_word: int, body: str) -> tuple[str, int]:
+    """(the entry point of a pass over `words` 16-byte words, its invocation count): `body` (statements) runs for
+    each word w, whose first logical element is o, WORDS_PER_INVOCATION words an invocation on large passes."""
+    invocations = words if words < WORDS_ALONE else -(-words // WORDS_PER_INVOCATION)
+    return (f"@compute @workgroup_size({WORKGROUP_SIZE})\n"
+            f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {{\n"
+            f"    let t = invocation(gid, groups);\n"
+            f"    if (t >= {invocations}u) {{ return; }}\n"
+            f"    for (var k = 0u; k < {-(-words // invocations)}u; k++) {{\n"
+            f"        let w = t + k * {invocations}u;\n"
+            f"        if (w >= {words}u) {{ return; }}\n"
+            f"        let o = {per_word}u * w;\n{body}    }}\n}}\n"), invocations
+
+
+def word_index(slot: int, block: int, per_word: int) -> str:
+    """The vec4 word of logical element o (a multiple of `per_word`) of the tensor bound at `slot` with layout
+    `block`."""
+    return f"P[{slot}u] / {per_word}u + offset_of({block}u, o) / {per_word}u"
+
+
+def word_of(values: Sequence[str], per_word: int) -> str:
+    """The vec4<u32> of a word's raw values (u32 each; 16-bit ones two to a u32, the low one first)."""
+    if per_word == 8:
+        values = [f"(({values[2 * k]} & 0xffffu) | (({values[2 * k + 1]} & 0xffffu) << 16u))" for k in range(4)]
+    return f"vec4<u32>({', '.join(values)})"
 
 
 class Params:
@@ -110,7 +156,7 @@ class Output:
     """The write side of an elementwise pass: the entry point that stores `value(o)` into output tensor `name`,
     bound at `slot`."""
 
-    def __init__(self, desc: TensorDesc, name: str, slot: int, params: Params) -> None:
+    def __init__(self, desc: TensorDesc, name: str, slot: int, params: Params, words: bool = False) -> None:
         self.desc = desc
         self.name = name
         self.slot = slot
@@ -119,6 +165,10 @@ class Output:
         self.count = desc.element_count
         self.block = params.add_desc(desc)
         self.count_at = params.add_constant(self.count)
+        # `words` (where specialized): the word pass too, where the layout allows (word_layout)
+        sizes, (strides,) = merge_dimensions(desc.sizes, desc.element_strides)
+        self.per_word = word_layout(sizes, strides, self.element_size) if words and specialize.ENABLED else 0
+        self.word_block = params.add_tensor(sizes, strides) if self.per_word else 0
         self.packed = self.element_size < 4
         if not self.packed:
             self.invocations = self.count
@@ -215,6 +265,17 @@ class Output:
 
     def groups(self) -> tuple[int, int]:
         return group_counts(self.invocations)
+
+    def word_pass(self) -> tuple[str, tuple[int, int]]:
+        """(the output's binding and the entry point of the word pass, its work-group counts), where `per_word`:
+        each invocation stores whole 16-byte words of `value(o)`s, bytes of the tensor's elements only."""
+        per_word = self.per_word
+        values = [f"value(o + {lane}u)" for lane in range(per_word)]
+        at = word_index(self.slot, self.word_block, per_word)
+        body = f"        {self.name}[{at}] = {word_of(values, per_word)};\n"
+        main, invocations = word_main(self.count // per_word, per_word, body)
+        return (f"@group(0) @binding({self.slot}) var<storage, read_write> {self.name}: array<vec4<u32>>;\n" + main,
+                group_counts(invocations))
 
 
 def _dims(desc: TensorDesc) -> list[tuple[int, int, int]]:

@@ -197,32 +197,84 @@ def compile_pass(context: GpuContext, wgsl: str, bindings: int, params: Params, 
     return Pass(source, params.array(), groups)
 
 
+class _Deferred:
+    """A pass built the first time it is needed (`get`), from a source rendered at compile time."""
+
+    def __init__(self, context: GpuContext, source: str, bindings: int, params: Params, groups: tuple[int, int]
+                 ) -> None:
+        self.context, self.source, self.bindings, self.params, self.groups = context, source, bindings, params, groups
+        self.built: Pass | None = None
+
+    def get(self) -> Pass:
+        if self.built is None:
+            self.built = compile_pass(self.context, self.source, self.bindings, self.params, self.groups)
+        return self.built
+
+
+@dataclass(frozen=True)
+class WordPass(Pass):
+    """A pass that moves whole 16-byte words (`per_word` elements each) of the tensors bound at `slots`. Their
+    bases are known only at execute: where one is not a whole word (an offset finer than DML's 16 bytes), the
+    element-by-element pass `scalar` runs instead, built then, once."""
+
+    slots: tuple[int, ...] = ()
+    per_word: int = 4
+    scalar: _Deferred | None = None
+
+    def record(self, recorder: Recorder, bindings: Sequence[Bound | Any]) -> None:
+        if self.scalar is not None and any(isinstance(binding, Bound) and binding.base % self.per_word
+                                           for binding in (bindings[slot] for slot in self.slots)):
+            self.scalar.get().record(recorder, bindings)
+            return
+        super().record(recorder, bindings)
+
+
+def compile_words(context: GpuContext, word_source: str, scalar_source: str, bindings: int, params: Params,
+                  groups: tuple[int, int], scalar_groups: tuple[int, int], slots: Sequence[int], per_word: int
+                  ) -> WordPass:
+    """A WordPass of `word_source` (built now) over whole words of the tensors at `slots`, with `scalar_source`
+    (specialized now, built where needed) for bases that are not whole words."""
+    source = specialize.render(word_source, params)
+    context.pipeline(source, bindings)
+    scalar = _Deferred(context, specialize.render(scalar_source, params), bindings, params, scalar_groups)
+    return WordPass(source, params.array(), groups, tuple(slots), per_word, scalar)
+
+
 class ElementwiseSource:
     """Assembles the WGSL of an elementwise pass: input buffers with their loads, the output, the operator's
     `value` function and the entry point. The inputs named in `computed` are only computed with (never loaded raw;
-    see wgsl.tensor_input)."""
+    see wgsl.tensor_input). With `words`, where specialized and the output's layout allows (elementwise.word_layout),
+    `compile` gives a WordPass whose invocations store whole 16-byte words of the output (`value` of each of their
+    elements)."""
 
     def __init__(self, inputs: Sequence[tuple[str, TensorDesc]], output: TensorDesc, params: Params,
-                 output_slot: int | None = None, computed: Sequence[str] = ()) -> None:
+                 output_slot: int | None = None, computed: Sequence[str] = (), words: bool = False) -> None:
         self.inputs = list(inputs)
         self.computed = frozenset(computed)
         self.output_slot = len(self.inputs) if output_slot is None else output_slot
         self.params = params
-        self.output = Output(output, "out", self.output_slot, params)
+        self.output = Output(output, "out", self.output_slot, params, words=words)
 
     def compile(self, context: GpuContext, body: str) -> Pass:
         """The pass of `body` (which defines `value`), bound as the inputs then the output."""
-        return compile_pass(context, self.render(body, context.f16), len(self.inputs) + 1, self.params,
-                            self.output.groups())
+        scalar = self.render(body, context.f16)
+        bindings = len(self.inputs) + 1
+        if not self.output.per_word:
+            return compile_pass(context, scalar, bindings, self.params, self.output.groups())
+        word_main, groups = self.output.word_pass()
+        return compile_words(context, self.render(body, context.f16, main=word_main), scalar, bindings, self.params,
+                             groups, self.output.groups(), [self.output_slot], self.output.per_word)
 
-    def render(self, body: str, f16: bool, extra_types: Sequence[Any] = ()) -> str:
-        """The WGSL; `f16`: whether the adapter has shader-f16."""
+    def render(self, body: str, f16: bool, extra_types: Sequence[Any] = (), main: str | None = None) -> str:
+        """The WGSL; `f16`: whether the adapter has shader-f16; `main`: the output's binding and entry point
+        (Output.word_pass's), in place of its element-by-element ones."""
         types = {desc.data_type for _, desc in self.inputs} | {self.output.data_type, *extra_types}
         parts = [prelude({data_type for data_type in types if data_type.name != "FLOAT64"}),
                  params_binding(len(self.inputs) + 1), COMMON]
         for slot, (name, desc) in enumerate(self.inputs):
             parts.append(tensor_input(name, desc.data_type, slot, computed=name in self.computed, f16=f16))
-        parts.append(self.output.declarations())
-        parts.append(body)
-        parts.append(self.output.main())
+        if main is None:
+            parts += [self.output.declarations(), body, self.output.main()]
+        else:
+            parts += [body, main]
         return "".join(parts)

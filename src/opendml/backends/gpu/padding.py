@@ -30,7 +30,7 @@ class PaddingKernel(GpuKernel):
         constant = f"vec2<u32>({low}u, {high}u)" if source.data_type.element_size == 8 else f"{low}u"
         body = template("padding.wgsl", MODE=int(desc.mode), OUT=out_block, IN=in_block, START=start,
                         RAW=raw_type(source.data_type), CONSTANT=constant)
-        self.copy = ElementwiseSource([("x", source)], result, params).compile(context, body)
+        self.copy = ElementwiseSource([("x", source)], result, params, words=True).compile(context, body)
 
     def record(self, recorder: Recorder, inputs: Sequence[Bound | None], outputs: Sequence[Bound]) -> None:
         source = inputs[0]

@@ -35,9 +35,9 @@ class ReverseSubsequencesKernel(GpuKernel):
         before, after = slice(0, axis), slice(axis + 1, None)
         blocks = {"X_BEFORE": block(before, x_strides), "X_AFTER": block(after, x_strides),
                   "L_BEFORE": block(before, l_strides), "L_AFTER": block(after, l_strides)}
-        numbers = {"X_STRIDE": params.add(x_strides[axis]), "SIZE": params.add(sizes[axis]),
-                   "AFTER_COUNT": params.add(prod(sizes[axis + 1:]))}
-        elementwise = ElementwiseSource([("x", source), ("lengths", lengths)], output, params)
+        numbers = {"X_STRIDE": params.add_constant(x_strides[axis]), "SIZE": params.add_constant(sizes[axis]),
+                   "AFTER_COUNT": params.add_constant(prod(sizes[axis + 1:]))}
+        elementwise = ElementwiseSource([("x", source), ("lengths", lengths)], output, params, words=True)
         self.main = elementwise.compile(context, template("reverse_subsequences.wgsl", RAW=raw_type(output.data_type),
                                                           **blocks, **numbers))
 

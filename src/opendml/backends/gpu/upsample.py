@@ -52,12 +52,12 @@ class Upsample2dKernel(GpuKernel):
         params = Params(2)
         images = params.add_tensor(source.sizes[:-2], source.element_strides[:-2])
         row_table, column_table = params.add(*_table(*rows)), params.add(*_table(*columns))
-        oh, ow = params.add(out_height), params.add(out_width)
-        xr, xc = params.add(source.element_strides[-2]), params.add(source.element_strides[-1])
+        oh, ow = params.add_constant(out_height), params.add_constant(out_width)
+        xr, xc = params.add_constant(source.element_strides[-2]), params.add_constant(source.element_strides[-1])
         body = _LINEAR if desc.linear else _NEAREST
         body = body.replace("{XR}", str(xr)).replace("{XC}", str(xc)).replace("{T}", source.data_type.name)
         elementwise = ElementwiseSource([("x", source)], result, params,
-                                        computed=("x",) if desc.linear else ())
+                                        computed=("x",) if desc.linear else (), words=True)
         self.upsample = elementwise.compile(context, template(
             "upsample.wgsl", RAW=raw_type(source.data_type), OW=ow, OH=oh, IMAGES=images, ROWS=row_table,
             COLUMNS=column_table, XR=xr, XC=xc, BODY=body))
