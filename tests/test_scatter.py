@@ -9,8 +9,10 @@ API, Dask chunks and the JSON reader; bad descriptors with their messages.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_scatter_elements, reference_scatter_nd
 from strategies import build_buffer, execute_between_sentinels, read_buffer, strides_for
+from test_elementwise_samples import _cli
 
 import opendml as dml
 from opendml.ops.scatter import SCATTER_ELEMENTS_SUPPORT, SCATTER_ND_SUPPORT
@@ -426,3 +429,45 @@ def test_json_reader() -> None:
         "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 8]}, "InputDimensionCount": 1,
         "IndicesDimensionCount": 2})
     assert desc == SND(T(F32, [1, 8]), T(U32, [4, 1]), T(F32, [1, 4]), T(F32, [1, 8]), 1, 2)
+
+
+MODEL = {
+    "resources": {
+        "X": {"initialValuesDataType": "FLOAT32", "initialValues": [0, 1, 2, 3, 4]},
+        "I": {"initialValuesDataType": "UINT32", "initialValues": [3, 1, 3, 0]},
+        "U": {"initialValuesDataType": "FLOAT32", "initialValues": [5, 6, 7, 8]},
+        "Y": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 5, "value": 0}},
+        "T": {"initialValuesDataType": "INT32", "initialValues": [1, 2, 3, 4, 5, 6, 7, 8]},
+        "R": {"initialValuesDataType": "INT64", "initialValues": [4, 3, 1, -1]},
+        "V": {"initialValuesDataType": "INT32", "initialValues": [9, 10, 11, 12]},
+        "Z": {"initialValuesDataType": "INT32", "initialValues": {"valueCount": 8, "value": 0}},
+    },
+    "dispatchables": {
+        "scatter": {"type": "DML_OPERATOR_SCATTER", "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [5]}, "IndicesTensor": {"DataType": "UINT32", "Sizes": [4]},
+            "UpdatesTensor": {"DataType": "FLOAT32", "Sizes": [4]}, "OutputTensor": {"DataType": "FLOAT32",
+                                                                                    "Sizes": [5]}, "Axis": 0}},
+        "scatter_nd": {"type": "DML_OPERATOR_SCATTER_ND", "desc": {
+            "InputTensor": {"DataType": "INT32", "Sizes": [1, 8]}, "IndicesTensor": {"DataType": "INT64",
+                                                                                    "Sizes": [4, 1]},
+            "UpdatesTensor": {"DataType": "INT32", "Sizes": [1, 4]}, "OutputTensor": {"DataType": "INT32",
+                                                                                     "Sizes": [1, 8]},
+            "InputDimensionCount": 1, "IndicesDimensionCount": 2}},
+    },
+    "commands": [
+        {"type": "dispatch", "dispatchable": "scatter",
+         "bindings": {"InputTensor": "X", "IndicesTensor": "I", "UpdatesTensor": "U", "OutputTensor": "Y"}},
+        {"type": "dispatch", "dispatchable": "scatter_nd",
+         "bindings": {"InputTensor": "T", "IndicesTensor": "R", "UpdatesTensor": "V", "OutputTensor": "Z"}},
+        {"type": "print", "resource": "Y"}, {"type": "print", "resource": "Z"}],
+}
+
+
+def test_a_json_model_through_the_cli(backend: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SCATTER (DML's alias) with its page's Example 1, and SCATTER_ND with its page's example (INT64 indices, the
+    last one -1: the last element) as a DxDispatch model."""
+    model = tmp_path / "scatter.json"
+    model.write_text(json.dumps(MODEL))
+    status, out, err = _cli(capsys, "dispatch", "--backend", backend, model)
+    assert (status, err) == (0, [])
+    assert out == ["Resource 'Y': 8, 6, 2, 7, 4", "Resource 'Z': 1, 11, 3, 10, 9, 6, 7, 12"]
