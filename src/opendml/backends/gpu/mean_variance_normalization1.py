@@ -127,9 +127,13 @@ class MvnKernel(GpuKernel):
         else:
             parts += [template("mean_variance_normalization1_row_bindings.wgsl"), *self._normalize(desc, params)]
             entry = "    x_base = P[0u];\n    s_base = P[1u];\n    b_base = P[2u];\n    out_base = P[4u];\n"
+            # The kept dimensions lead (their group weight is not 0); none merged with a normalized one.
             dims = self._dims(desc)
-            row = template("mean_variance_normalization1_row.wgsl", COORDINATES=_coordinates(
-                params, dims, {"y_at": 2, "s_at": 4, "b_at": 5}, indent=16), **at)
+            rows = [dim for dim in dims if dim[3]]
+            row = template("mean_variance_normalization1_row.wgsl", **at,
+                           KEPT_COORDINATES=_coordinates(params, rows, {"y_row": 2, "s_row": 4, "b_row": 5}, 8,
+                                                         "group_rest"),
+                           COORDINATES=_coordinates(params, dims[len(rows):], {"y_at": 2, "s_at": 4, "b_at": 5}, 16))
         text = "".join([*parts, template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
                         self._max_or_tree(),
@@ -234,17 +238,19 @@ def _fused(desc: MeanVarianceNormalization1OperatorDesc, chunks: int) -> bool:
             and max(kept, default=-1) < min(normalized, default=len(sizes)))
 
 
-def _coordinates(params: Params, dims: Sequence[Dim], tensors: dict[str, int], indent: int = 4) -> str:
-    """A walk of the coordinates of `rest` over the merged dimensions `dims` (size, then the strides of Input,
-    Output, the group index, Scale and Bias), adding each coordinate times the stride of column `tensors[name]` to
-    variable `name`. Specialized (specialize.ENABLED), unrolled with the sizes and strides as literals; generic, a
-    loop over a block of P: the rank, MAX_DIMENSION_COUNT sizes, then as many strides for each of the tensors."""
+def _coordinates(params: Params, dims: Sequence[Dim], tensors: dict[str, int], indent: int = 4,
+                 rest: str = "rest") -> str:
+    """A walk of the coordinates of variable `rest` over the merged dimensions `dims` (size, then the strides of
+    Input, Output, the group index, Scale and Bias), adding each coordinate times the stride of column
+    `tensors[name]` to variable `name`. Specialized (specialize.ENABLED), unrolled with the sizes and strides as
+    literals; generic, a loop over a block of P: the rank, MAX_DIMENSION_COUNT sizes, then as many strides for each
+    of the tensors."""
     if specialize.ENABLED:
         space = " " * indent
         lines = []
         for k, dim in enumerate(reversed(dims)):
-            lines.append(f"{space}let c{k} = rest % {dim[0]}u;\n{space}rest = rest / {dim[0]}u;\n")
-            lines += [f"{space}{name} += c{k} * {dim[column]}u;\n" for name, column in tensors.items()
+            lines.append(f"{space}let {rest}{k} = {rest} % {dim[0]}u;\n{space}{rest} = {rest} / {dim[0]}u;\n")
+            lines += [f"{space}{name} += {rest}{k} * {dim[column]}u;\n" for name, column in tensors.items()
                       if dim[column]]
         return "".join(lines)
     pad = [0] * (MAX_DIMENSION_COUNT - len(dims))
