@@ -257,3 +257,31 @@ def test_16_bit_outputs_with_gaps_are_never_torn(specialized: bool, strides: lis
             at = 2 * (i * strides[0] + j * strides[1])
             touched[at: at + 2] = True
     assert target[~touched].tolist() == before[~touched].tolist()
+
+
+# -- PADDING and TILE, unrolled where specialized ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("mode", "numpy_mode"), [("CONSTANT", "constant"), ("EDGE", "edge"), ("REFLECTION", "reflect"),
+                                                  ("SYMMETRIC", "symmetric"), ("WRAP", "wrap")])
+def test_padding_on_both_paths(specialized: bool, mode: str, numpy_mode: str) -> None:
+    """Every mode, with a padded, an unpadded and a wider-than-the-input dimension, against np.pad."""
+    device = gpu()
+    x = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4)
+    start, end = [0, 2, 5], [0, 1, 3]
+    out = T(F32, [2, 6, 12])
+    desc = dml.PaddingOperatorDesc(T(F32, [2, 3, 4]), out, dml.PaddingMode[mode], -0.5, 3, start, end)
+    compiled = device.compile_operator(device.create_operator(desc))
+    got = np.zeros([2, 6, 12], np.float32)
+    compiled.execute([dml.Binding(x)], [dml.Binding(got)])
+    extra = {"constant_values": -0.5} if mode == "CONSTANT" else {}
+    assert got.tolist() == np.pad(x, list(zip(start, end, strict=True)), numpy_mode, **extra).tolist()
+
+
+def test_tile_on_both_paths(specialized: bool) -> None:
+    device = gpu()
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    desc = dml.TileOperatorDesc(T("INT32", [2, 3]), T("INT32", [4, 9]), 2, [2, 3])
+    compiled = device.compile_operator(device.create_operator(desc))
+    got = np.zeros([4, 9], np.int32)
+    compiled.execute([dml.Binding(x)], [dml.Binding(got)])
+    assert got.tolist() == np.tile(x, (2, 3)).tolist()
