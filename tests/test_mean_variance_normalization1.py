@@ -966,3 +966,51 @@ def test_json_model_desc_with_a_fused_activation() -> None:
     (out,) = compile_mvn(desc)(X_2X2, None, None)
     # LEAKY_RELU(0.1) of -0.75, -0.25, 0.25, 0.75
     np.testing.assert_allclose(out.ravel(), [-0.075, -0.025, 0.25, 0.75], rtol=1e-7)
+
+
+# -- the gpu's fused row pass (issue 29): statistics and output in one dispatch where it applies ------------------
+
+ROW_PATH_CASES = [
+    # (sizes, axes, input strides, type, fused where specialized)
+    ((3, 1000), (1,), None, "FLOAT32", True),            # rows not a multiple of the work-group: partial slots
+    ((5, 1), (1,), None, "FLOAT32", True),               # one-element rows
+    ((2, 1, 3, 7), (2, 3), None, "FLOAT32", True),       # a size-1 kept dimension between kept ones
+    ((300, 6), (1,), (1, 300), "FLOAT32", True),         # rows of strided elements, still the trailing axis
+    ((6, 300), (0,), None, "FLOAT32", False),            # Axes not trailing: statistics, then the output pass
+    ((3, 1000), (1,), None, "FLOAT16", False),           # a 16-bit output: the word-owning output pass
+    ((2, 5000), (1,), None, "FLOAT32", False),           # groups cut into chunks, merged in a second pass
+]
+
+
+@pytest.mark.parametrize(("sizes", "axes", "strides", "type_name", "fused"), ROW_PATH_CASES)
+def test_row_path_edges(sizes: tuple[int, ...], axes: tuple[int, ...], strides: tuple[int, ...] | None,
+                        type_name: str, fused: bool, backend_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Scale per element of a row (broadcast over the groups) and Bias one value; the input read through its strides
+    # at an offset, the output between sentinel bytes. On the gpu, with specialized and with generic shaders: the
+    # fused row pass is taken exactly where it applies (specialized, one chunk per group, FLOAT32, Axes trailing),
+    # the statistics pass then the output pass elsewhere.
+    import opendml.backends.gpu.specialize as specialize
+
+    rng = np.random.default_rng(29)
+    dtype = np.dtype(type_name.lower())
+    x = (rng.standard_normal(sizes) * 3 + 2).astype(dtype)
+    side = tuple(size if axis in axes else 1 for axis, size in enumerate(sizes))
+    scale = (rng.standard_normal(side) + 1).astype(dtype)
+    bias = np.full((1,) * len(sizes), 0.5, dtype)
+    case = MvnCase("6_4", type_name, sizes, axes, side, bias.shape, (strides, None, None, None), True,
+                   _float32(1e-5), None, "row path", x, scale, bias)
+    source = build_buffer(x, strides, byte_offset=16)
+    for specialized in {"gpu": [True, False], "gpu-generic": [False]}.get(backend_name, [specialize.ENABLED]):
+        monkeypatch.setattr(specialize, "ENABLED", specialized)
+        compiled = compile_case(case)
+        out_buffer = sentinel_bytes(16 + x.nbytes + 8, seed=7)
+        before = out_buffer.copy()
+        compiled.execute([dml.Binding(source, offset=16), dml.Binding(build_buffer(scale, None)),
+                          dml.Binding(build_buffer(bias, None))], [dml.Binding(out_buffer, offset=16)])
+        outside = np.ones(len(out_buffer), bool)
+        outside[16:16 + x.nbytes] = False
+        assert np.array_equal(out_buffer[outside], before[outside]), "bytes outside the output were written"
+        check_result(case, read_buffer(out_buffer, dtype, sizes, None, byte_offset=16))
+        if backend_name.startswith("gpu"):
+            kernel = compiled._kernel   # type: ignore[attr-defined]
+            assert (kernel.output is None) == (fused and specialized), specialized
