@@ -3,12 +3,15 @@ SPACE_TO_DEPTH, PADDING and TILE, UPSAMPLE_2D NEAREST_NEIGHBOR).
 
 Every output element of these operators is one input element (or a constant), so each is a copy described per
 output dimension by a map: the input element offset each output index along it contributes (`FILL`: the constant).
-The output's last dimension is the row; the others are flattened into an offset table of rows (input and output). Within
-a row the columns read `x[row + cols[c]]`; the longest run of columns whose sources step evenly (a window's stride, a
-reversed axis, PADDING's interior) is copied as one loop that LLVM vectorizes (a memory copy where both step by one);
-the other columns are gathered one by one from the row, which the caches hold, or set to the constant. Rows are shared
-among numba's threads for outputs of 1 MiB or more. Elements travel as the unsigned integer of their width, so values
-(NaN payloads too) are copied exactly; one numba signature per element width.
+The output's last dimension is the row; the others are flattened into an offset table of rows (input and output).
+Within a row the columns read `x[row + cols[c]]`; the longest run of columns whose sources step evenly (a window's
+stride, a reversed axis, PADDING's interior) is copied as one loop that LLVM vectorizes (a memory copy where both step
+by one); the other columns are gathered one by one from the row, which the caches hold, or set to the constant. Rows
+are shared among numba's threads for outputs of 1 MiB or more (rows written in place: building them in a small buffer
+streamed out with non-temporal stores was 2-4x slower for TILE and UPSAMPLE's short gathered rows). The depth/space
+operators' 6-D view becomes one map per output dimension, so a row is a whole output row. Elements travel as the
+unsigned integer of their width, so values (NaN payloads too) are copied exactly; one numba signature per element
+width.
 
 Every offset in the maps comes from the descriptor's validated window or index maps, all inside InputTensor's Sizes,
 so no read leaves the bound range. Descriptors whose every tensor is within the small-tensor limit
@@ -44,37 +47,53 @@ _SHORT_ROW = 16
 Map = np.ndarray[Any, np.dtype[np.int64]]
 
 
+@numba.njit(inline="always")
+def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, lo: int, hi: int, step: int, fill: Any,
+         gather_only: bool) -> None:
+    """One output row at y[yb], its element c at y[yb + c * y_col]: from the input row at x[xb] (FILL: the constant)."""
+    width = cols.size
+    if xb == FILL:
+        for c in range(width):
+            y[np.uint64(yb + c * y_col)] = fill
+        return
+    if gather_only:   # no constant and a contiguous output row: two plain loops
+        for c in range(lo):
+            y[np.uint64(yb + c)] = x[np.uint64(xb + cols[c])]
+        for c in range(hi, width):
+            y[np.uint64(yb + c)] = x[np.uint64(xb + cols[c])]
+    else:
+        for e in range(width - (hi - lo)):
+            c = e if e < lo else e + hi - lo
+            if cols[c] == FILL:
+                y[np.uint64(yb + c * y_col)] = fill
+            else:
+                y[np.uint64(yb + c * y_col)] = x[np.uint64(xb + cols[c])]
+    n = hi - lo
+    if n <= 0:
+        return
+    xs, ys = xb + cols[lo], yb + lo * y_col
+    if y_col == 1 and step == 1:
+        y[ys:ys + n] = x[xs:xs + n]
+    elif y_col == 1 and step == -1:
+        for c in range(n):
+            y[np.uint64(ys + c)] = x[np.uint64(xs - c)]
+    elif y_col == 1 and step == 0:
+        y[ys:ys + n] = x[np.uint64(xs)]
+    else:
+        for c in range(n):
+            y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
+
+
 def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, lo: int, hi: int, step: int, y_col: int,
                      fill: Any, chunks: int) -> None:
     rows, width = x_rows.size, cols.size
-    edges = width - (hi - lo)
+    gather_only = y_col == 1
+    for c in range(width):
+        if cols[c] == FILL:
+            gather_only = False
     for chunk in numba.prange(chunks):
         for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
-            xb, yb = x_rows[r], y_rows[r]
-            if xb == FILL:
-                for c in range(width):
-                    y[np.uint64(yb + c * y_col)] = fill
-                continue
-            for e in range(edges):
-                c = e if e < lo else e + hi - lo
-                if cols[c] == FILL:
-                    y[np.uint64(yb + c * y_col)] = fill
-                else:
-                    y[np.uint64(yb + c * y_col)] = x[np.uint64(xb + cols[c])]
-            n = hi - lo
-            if n <= 0:
-                continue
-            xs, ys = xb + cols[lo], yb + lo * y_col
-            if y_col == 1 and step == 1:
-                y[ys:ys + n] = x[xs:xs + n]
-            elif y_col == 1 and step == -1:
-                for c in range(n):
-                    y[np.uint64(ys + c)] = x[np.uint64(xs - c)]
-            elif y_col == 1 and step == 0:
-                y[ys:ys + n] = x[np.uint64(xs)]
-            else:
-                for c in range(n):
-                    y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
+            _row(x, x_rows[r], y, y_rows[r], y_col, cols, lo, hi, step, fill, gather_only)
 
 
 _copy_rows: Any = numba.njit(cache=True, parallel=True)(_copy_rows_loops)
@@ -158,33 +177,20 @@ def window_kernel(desc: Any) -> Kernel | None:
     output = desc.output_tensor
     base, strides = desc.input_window()
     view_sizes = tuple(getattr(desc, "input_view_sizes", lambda: output.sizes)())
-    y_strides = _split_strides(output.sizes, output.element_strides, view_sizes)
-    sizes, (x_merged, y_merged) = merge_dimensions(view_sizes, strides, y_strides)
-    maps = [np.arange(size, dtype=np.int64) * stride for size, stride in zip(sizes, x_merged, strict=True)]
-    return copy_kernel(maps, y_merged, output.data_type, base=base)
-
-
-def _split_strides(sizes: Sequence[int], strides: Sequence[int], split: Sequence[int]) -> list[int]:
-    """The element strides of a tensor (`sizes`, `strides`) seen as `split`, a row-major refinement of its sizes."""
-    out: list[int] = []
-    k = 0
-    for size, stride in zip(sizes, strides, strict=True):
-        parts: list[int] = []
-        covered = 1
-        while covered < size or (size == 1 and not parts and k < len(split) and split[k] == 1):
-            parts.append(split[k])
-            covered *= split[k]
+    if view_sizes == tuple(output.sizes):
+        sizes, (x_merged, y_merged) = merge_dimensions(view_sizes, strides, output.element_strides)
+        maps = [np.arange(size, dtype=np.int64) * stride for size, stride in zip(sizes, x_merged, strict=True)]
+        return copy_kernel(maps, y_merged, output.data_type, base=base)
+    # a view of more dimensions (the depth/space operators): per output dimension, the offsets of its parts
+    maps, k = [], 0
+    for size in output.sizes:
+        offsets, covered = np.zeros(1, np.int64), 1
+        while covered < size:   # view_sizes refines the output's sizes row-major (parts of 1 add nothing)
+            offsets = (offsets[:, None] + np.arange(view_sizes[k], dtype=np.int64) * strides[k]).ravel()
+            covered *= view_sizes[k]
             k += 1
-        inner = stride
-        steps = []
-        for part in reversed(parts):
-            steps.append(inner)
-            inner *= part
-        out.extend(reversed(steps))
-    while k < len(split):   # trailing size-1 parts
-        out.append(0)
-        k += 1
-    return out
+        maps.append(offsets)
+    return copy_kernel(maps, output.element_strides, output.data_type, base=base)
 
 
 def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Kernel:
