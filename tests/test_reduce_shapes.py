@@ -285,3 +285,44 @@ def test_many_outputs_tiny_blocks_narrow_outputs_keep_their_neighbours() -> None
     compiled.execute([dml.Binding(source)], [dml.Binding(target)])
     assert np.array_equal(target[1::2], before[1::2])
     assert target[0::2].view(np.int8)[:30_001].tolist() == x.max(axis=1).tolist()
+
+
+# -- the gpu's specialized walk of a row (issue 29) ---------------------------------------------------------------
+
+ROW_WALK_CASES = [
+    # (sizes, axes, input strides, whether the block is one run of equally spaced elements)
+    ([7, 1000], [1], None, True),               # rows not a multiple of the work-group
+    ([5, 1], [1], None, True),                  # one-element rows
+    ([1000, 3], [0], None, True),               # strided rows: columns, INNER_STRIDE 3
+    ([40, 3], [0], [1, 40], True),              # a transposed layout read along its contiguous axis
+    ([4, 6, 50], [0, 2], None, False),          # two reduced axes that do not merge: split into rows
+]
+
+
+@pytest.mark.parametrize(("sizes", "axes", "strides", "row"), ROW_WALK_CASES)
+@pytest.mark.parametrize("function", ["SUM", "ARGMAX"])
+def test_row_walk_edges(sizes: list[int], axes: list[int], strides: list[int] | None, row: bool, function: str,
+                        backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On the gpu with specialized and with generic shaders: the plain walk of one run (reduce_walk_row.wgsl) is
+    # taken exactly where the block is one and shaders are specialized; the results are the reference's.
+    import opendml.backends.gpu.specialize as specialize
+
+    rng = np.random.default_rng(RNG_SEED)
+    x = rng.standard_normal(sizes).astype(np.float32)
+    x.reshape(-1)[rng.integers(0, x.size, 5)] = 4.0        # ties of the maximum
+    output_type = "UINT32" if function == "ARGMAX" else "FLOAT32"
+    output_sizes = [1 if axis in axes else size for axis, size in enumerate(sizes)]
+    source = build_buffer(x, None if strides is None else tuple(strides), byte_offset=16)
+    for specialized in [True, False] if backend == "gpu" else [specialize.ENABLED]:
+        monkeypatch.setattr(specialize, "ENABLED", specialized)
+        compiled = compile_reduce(function, "FLOAT32", sizes, axes, output_type, strides)
+        target = sentinel_bytes(16 + 4 * math.prod(output_sizes), seed=3)
+        compiled.execute([dml.Binding(source, offset=16)], [dml.Binding(target, offset=16)])
+        got = read_buffer(target, np.dtype(output_type.lower()), tuple(output_sizes), None, byte_offset=16)
+        if function == "SUM":
+            assert_within_ulps(got, reference_reduce_unrounded(function, x, axes), np.float32, 1.0)
+        else:
+            np.testing.assert_array_equal(got, reference_reduce(function, x, axes, np.uint32))
+        if backend == "gpu":
+            sources = [step.work.wgsl for step in compiled._kernel.steps]   # type: ignore[attr-defined]
+            assert any("one run of INNER_STRIDE-spaced" in text for text in sources) == (row and specialized)
