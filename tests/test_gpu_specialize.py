@@ -21,7 +21,7 @@ from strategies import build_buffer, read_buffer, sentinel_bytes
 
 import opendml as dml
 from opendml.backends import DeviceRange
-from opendml.backends.gpu import specialize
+from opendml.backends.gpu import elementwise, specialize
 from opendml.backends.gpu.context import Bound, group_counts
 from opendml.backends.gpu.elementwise import COMMON, Params
 from opendml.backends.gpu.kernel import compile_pass
@@ -233,6 +233,26 @@ def test_the_vec4_pass_reads_broadcast_and_strided_inputs(monkeypatch: pytest.Mo
     # A's element (i, j, k) is at i + 2 j + 6 k, B's at 3 i + j
     expected = [[[float(i + 2 * j + 6 * k) + b[i, j] for k in range(8)] for j in range(3)] for i in range(2)]
     assert out.tolist() == expected
+
+
+@pytest.mark.parametrize(("data_type", "count"), [("FLOAT32", 4 * 37), ("FLOAT16", 8 * 29), ("FLOAT32", 4 * 3)])
+def test_several_words_an_invocation(monkeypatch: pytest.MonkeyPatch, data_type: str, count: int) -> None:
+    """With MIN_INVOCATIONS lowered to 4, a pass of 37 (29) words gives each invocation 8 (7) of them, the last
+    invocation fewer; 3 words, one each: every element written once, right."""
+    monkeypatch.setattr(specialize, "ENABLED", True)
+    monkeypatch.setattr(elementwise, "MIN_INVOCATIONS", 4)
+    device = gpu()
+    desc = relu(T(data_type, [count]))
+    kernel = kernel_of(device, desc)
+    words = count * (4 if data_type == "FLOAT32" else 2) // 16
+    per = max(1, min(8, words // 4))
+    assert kernel.main.groups == group_counts(-(-words // per))
+    values = (np.arange(count) * (-1.0) ** np.arange(count) - 0.5).astype(np.float32 if data_type == "FLOAT32"
+                                                                          else np.float16)
+    compiled = device.compile_operator(device.create_operator(desc))
+    got = np.full(count, 7.0, values.dtype)
+    compiled.execute([dml.Binding(values)], [dml.Binding(got)])
+    assert got.tolist() == [v if v > 0 else 0.0 for v in values.tolist()]
 
 
 # -- 16-bit outputs -------------------------------------------------------------------------------------------------

@@ -326,10 +326,10 @@ class ElementWiseKernel(GpuKernel):
     contiguous, is at stride 1 and a whole number of 16-byte words long (its other strides too), the vec4 pass
     moves whole words instead (4 or 8 elements): an invocation loads a word of each input of the output's element
     size with such a layout, one element of an input broadcast along the innermost dimension, or each element of
-    any other, computes the word's elements and stores the word, WORDS_PER_INVOCATION times. The word is the
-    tensor's own bytes only, so 16-bit neighbours are never torn. A binding's base element is known only at
-    execute: `record` takes the vec4 pass where every word-loaded tensor's base is a whole word (DML's 16-byte
-    offsets give that), else the scalar pass (built then, once)."""
+    any other, computes the word's elements and stores the word, several words an invocation on large tensors
+    (elementwise.word_main). The word is the tensor's own bytes only, so 16-bit neighbours are never torn. A
+    binding's base element is known only at execute: the WordPass takes the vec4 pass where every word-loaded
+    tensor's base is a whole word (DML's 16-byte offsets give that), else the scalar pass (built then, once)."""
 
     def __init__(self, context: GpuContext, desc: EngineDesc) -> None:
         super().__init__(context, desc)
