@@ -236,3 +236,22 @@ def test_an_invalid_dispatch_raises_at_submission(recording: dml.Device) -> None
     target.write(np.zeros(16, np.float32))
     compiled.execute([dml.Binding(source)], [dml.Binding(target)])
     assert target.read(np.float32).tolist() == RELU
+
+
+def test_wgpu_commands_between_dispatches_keep_their_order(recording: dml.Device) -> None:
+    """A batch's recorder hands out wgpu's command encoder (`Recorder.encoder`, as bench_gpu.py's clock and copies
+    use it) between dispatches: relu into one buffer, a copy of it into another, its negation from there, all in
+    one submission, run in that order."""
+    device = recording
+    context = context_of(device)
+    compiled = relu(device, [16])
+    negate = device.compile_operator(device.create_operator(dml.ElementWiseIdentityOperatorDesc(
+        T(F32, [16]), T(F32, [16]), dml.ScaleBias(-1.0, 0.0))))
+    source, middle, copied, negated = (device.create_buffer(64) for _ in range(4))
+    source.write(VALUES)
+    with device.batch():
+        compiled.execute([dml.Binding(source)], [dml.Binding(middle)])
+        context.recorder()[0].copy(middle.handle, 0, copied.handle, 0, 64)
+        negate.execute([dml.Binding(copied)], [dml.Binding(negated)])
+    assert copied.read(np.float32).tolist() == RELU
+    assert negated.read(np.float32).tolist() == [-value for value in RELU]

@@ -490,11 +490,31 @@ class Recorder:
 
     def __init__(self, context: GpuContext) -> None:
         self.context = context
-        self.encoder = context.device.create_command_encoder()
-        self._native = context.native   # the calls this recording makes (None: wgpu's public API)
+        native = self._native = context.native     # the calls this recording makes (None: wgpu's public API)
+        # The command encoder: wgpu's object, or where _native is set wgpu-native's handle, which `encoder` wraps in
+        # wgpu's object where something asks for one (the object then releases it; until then, this recording).
+        self._encoder: Any = None
+        self._handle: Any = None
+        if native is None:
+            self._encoder = context.device.create_command_encoder()
+        else:
+            self._handle = native.create_encoder(native.device, native.null)
         self._pass: Any = None          # the open compute pass (wgpu-native's handle where _native is set)
         self._pipeline: Any = None      # the current pass's pipeline
         self.keep: list[Any] = []     # buffers and bind groups that must live until submission
+
+    @property
+    def encoder(self) -> Any:
+        """wgpu's command encoder of this recording (for commands the Recorder does not make itself)."""
+        if self._encoder is None:
+            assert self._native is not None and self._handle is not None, "the recording was submitted"
+            self._encoder = self._native.wrap_encoder("", self._handle, self.context.device)
+        return self._encoder
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)     # None once submitted (and in a StagedRecorder)
+        if handle is not None and self._encoder is None and self._native is not None:
+            self._native.release_encoder(handle)
 
     def dispatch(self, source: str, bindings: Sequence[Bound | Any], params: np.ndarray[Any, Any],
                  groups: tuple[int, int] | tuple[int, int, int]) -> None:
@@ -526,7 +546,7 @@ class Recorder:
                 compute.dispatch_workgroups(*step.groups)
             return
         if self._pass is None:
-            self._pass = native.begin_pass(self.encoder._internal, native.null)
+            self._pass = native.begin_pass(self._handle, native.null)
             self._pipeline = None
         compute, current, null = self._pass, self._pipeline, native.null
         set_pipeline, set_bind_group, dispatch = native.set_pipeline, native.set_bind_group, native.dispatch
@@ -563,7 +583,12 @@ class Recorder:
         if native is None:
             self.context.queue.submit([self.encoder.finish()])
         else:
-            commands = native.finish(self.encoder._internal, native.null)
+            handle, self._handle = self._handle, None
+            try:
+                commands = native.finish(handle, native.null)
+            finally:
+                if self._encoder is None:
+                    native.release_encoder(handle)
             try:
                 native.submit(native.queue, 1, native.new("WGPUCommandBuffer[]", [commands]))
             finally:
@@ -572,12 +597,12 @@ class Recorder:
 
 
 class NativeCalls:
-    """wgpu-native's C functions for the calls that every dispatch repeats (begin a compute pass, set its pipeline
-    and bind group, dispatch, end it, finish the encoder, submit), called through wgpu's own cffi library: wgpu's
-    Python methods around them (a descriptor struct, a label, an error-capturing proxy, an object per call) cost
-    more host time than the calls themselves. The per-dispatch calls go to the library directly; ending a pass,
-    finishing and submitting go through wgpu's error-capturing proxies (wgpu-core reports a pass's errors there), so
-    an error still raises as it does through the public API."""
+    """wgpu-native's C functions for the calls that every dispatch repeats (create a command encoder, begin a compute
+    pass, set its pipeline and bind group, dispatch, end it, finish the encoder, submit), called through wgpu's own
+    cffi library: wgpu's Python methods around them (a descriptor struct, a label, an error-capturing proxy, an
+    object per call) cost more host time than the calls themselves. The per-dispatch calls go to the library
+    directly; creating an encoder, ending a pass, finishing and submitting go through wgpu's error-capturing proxies
+    (wgpu-core reports a pass's errors there), so an error still raises as it does through the public API."""
 
     def __init__(self, device: Any, queue: Any) -> None:
         from wgpu.backends.wgpu_native import _api
@@ -585,7 +610,11 @@ class NativeCalls:
         bare, checked, ffi = _api.lib, _api.libf, _api.ffi
         self.null = ffi.NULL
         self.new = ffi.new
+        self.device = device._internal
         self.queue = queue._internal
+        self.create_encoder = checked.wgpuDeviceCreateCommandEncoder
+        self.wrap_encoder = _api.GPUCommandEncoder     # (label, handle, device): wgpu's object, which releases it
+        self.release_encoder = bare.wgpuCommandEncoderRelease
         self.begin_pass = bare.wgpuCommandEncoderBeginComputePass
         self.set_pipeline = bare.wgpuComputePassEncoderSetPipeline
         self.set_bind_group = bare.wgpuComputePassEncoderSetBindGroup
@@ -595,8 +624,6 @@ class NativeCalls:
         self.finish = checked.wgpuCommandEncoderFinish
         self.submit = checked.wgpuQueueSubmit
         self.release_commands = bare.wgpuCommandBufferRelease
-        if not hasattr(device.create_command_encoder(), "_internal"):
-            raise AttributeError("_internal")
 
 
 def native_calls(device: Any, queue: Any) -> NativeCalls | None:
