@@ -122,6 +122,10 @@ def _scan_loops(x: Any, y: Any, x_bases: Any, y_bases: Any, count: int, x_stride
                 for line in range(size):
                     tally[line] = tally[line] * load_element(x, xs + line * x_stride, tag)
                     store_element(y, ys + line * y_stride, tally[line], tag)
+            elif x_stride == 1 and y_stride == 1:   # unit strides spelled out, so that LLVM vectorizes the sum
+                for line in range(size):
+                    tally[line] = tally[line] + load_element(x, xs + line, tag)
+                    store_element(y, ys + line, tally[line], tag)
             else:
                 for line in range(size):
                     tally[line] = tally[line] + load_element(x, xs + line * x_stride, tag)
