@@ -350,10 +350,13 @@ class ReduceKernel(GpuKernel):
             return template("reduce_walk_row.wgsl", **positions)
         return template("reduce_walk.wgsl", **positions)
 
-    def _input(self) -> str:
-        """The input's binding and loads: MIN, MAX, ARGMIN and ARGMAX compare raw values; the others compute."""
-        return wgsl.tensor_input("x", self.source_type, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
+    def _input(self, hoisted: bool = False) -> str:
+        """The input's binding and loads: MIN, MAX, ARGMIN and ARGMAX compare raw values; the others compute.
+        `hoisted` (the tree pass): the loads add x_base, the private copy of the binding's base element P[0] that
+        the entry point reads once, so that no element's load also loads a parameter."""
+        text = wgsl.tensor_input("x", self.source_type, 0, computed=self.function not in (*_ARG, R.MIN, R.MAX),
                                  f16=self.context.f16)
+        return text.replace("P[0u] + e", "x_base + e") if hoisted else text
 
     def _common(self, positions: dict[str, object], one_copy: bool = False) -> list[str]:
         """The data types' converters and the shared helpers, after the bindings; `one_copy`: opaque_one reads
@@ -389,7 +392,7 @@ class ReduceKernel(GpuKernel):
             write = template("reduce_write_final.wgsl", OUT=params.add_desc(self.output_descs[0]), **positions)
             declarations = wgsl.buffer("out", 2) + wgsl.stores("out", self.result_type, 2)
         text = "".join([
-            wgsl.params_binding(len(bindings)), self._input(),
+            wgsl.params_binding(len(bindings)), self._input(hoisted=True),
             wgsl.buffer("scratch", 1), declarations, *self._common(positions, one_copy=True), state.text,
             state.scratch_functions(),
             write, self._walk(positions), template(fold, **positions),

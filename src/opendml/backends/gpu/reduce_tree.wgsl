@@ -6,15 +6,17 @@
 // OUTPUT_FAST the outputs are the fast-varying lane index (neighbouring outputs lie side by side in memory), else
 // the parts are (the reduced axis is the contiguous one). Work-group w takes output group
 // w / CHUNKS, chunk w % CHUNKS; part 0 hands the combined state to write_result.
-// one_copy is opaque_one's value (see reduce_math.wgsl), read from P once.
+// one_copy is opaque_one's value (see reduce_math.wgsl) and x_base the input's base element, read from P once.
 // Placeholders: ONE (its position in P), GROUPS, OUTPUTS, CHUNKS, CHUNK, PARTS, OUTPUT_FAST, BLOCK (u32
 // expressions: P reads, or literals where specialized), SUBGROUP_PARAMETERS and SUBGROUP (tree.py).
 var<private> one_copy: f32;
+var<private> x_base: u32;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lane: u32{SUBGROUP_PARAMETERS}) {
     one_copy = bitcast<f32>(P[{ONE}u]);
+    x_base = P[0u];
     let w = wid.x + wid.y * groups.x;
     if (w >= {GROUPS}) { return; }
     let outputs = {OUTPUTS};
