@@ -31,12 +31,15 @@ from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from . import gather_nd1
 from .memory_kernels import PARALLEL_LAUNCH
-from .slice import chunks_for, gather_rows
+from .slice import gather_rows
 
 #: The own kernels run where the rows before Axis are at least this many (they are what the threads share) and a
 #: GATHER's indices at most _MOST_COLUMNS (its column offsets stay in cache).
 _FEWEST_ROWS = 8
 _MOST_COLUMNS = 1 << 16
+#: GATHER_ELEMENTS outputs of at least this many bytes share their rows among numba's threads (random reads: a
+#: second thread keeps more in flight).
+_PARALLEL_BYTES = 1 << 20
 
 
 def _packed(*tensors: TensorDesc) -> bool:
@@ -68,11 +71,10 @@ def _gather_last(desc: GatherOperatorDesc) -> Kernel | None:
     index_type = indices.data_type.numpy_dtype
     x_rows = np.arange(pre, dtype=np.int64) * size
     y_rows = np.arange(pre, dtype=np.int64) * count
-    chunks = chunks_for(pre, result.element_count * source.data_type.element_size)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         cols = _fix_indices(cast(FlatArray, inputs[1]).view(index_type)[:count], size)
-        gather_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, chunks)
+        gather_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols)
 
     return kernel
 
@@ -104,7 +106,8 @@ def _gather_elements_kernel(desc: GatherElementsOperatorDesc) -> Kernel | None:
             result.sizes != indices.sizes or not _packed(source, indices, result):
         return None
     bits = np.dtype(f"u{source.data_type.element_size}")
-    chunks = chunks_for(pre, result.element_count * source.data_type.element_size)
+    output_bytes = result.element_count * source.data_type.element_size
+    chunks = min(pre, 4 * numba.get_num_threads()) if output_bytes >= _PARALLEL_BYTES else 1
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         with PARALLEL_LAUNCH:

@@ -6,12 +6,12 @@ output dimension by a map: the input element offset each output index along it c
 The output's last dimension is the row; the others are flattened into an offset table of rows (input and output).
 Within a row the columns read `x[row + cols[c]]`; the longest run of columns whose sources step evenly (a window's
 stride, a reversed axis, PADDING's interior) is copied as one loop that LLVM vectorizes (a memory copy where both step
-by one); the other columns are gathered one by one from the row, which the caches hold, or set to the constant. Rows
-are shared among numba's threads for outputs of 1 MiB or more (rows written in place: building them in a small buffer
-streamed out with non-temporal stores was 2-4x slower for TILE and UPSAMPLE's short gathered rows). The depth/space
-operators' 6-D view becomes one map per output dimension, so a row is a whole output row. Elements travel as the
-unsigned integer of their width, so values (NaN payloads too) are copied exactly; one numba signature per element
-width.
+by one); the other columns are gathered one by one from the row, which the caches hold, or set to the constant. One
+thread: a copy is memory-bound (two threads moved little more, and on a loaded machine waited on each other), and the
+serial kernel compiles faster; building rows in a small buffer streamed out with non-temporal stores was 2-4x slower
+for TILE's and UPSAMPLE's short gathered rows. The depth/space operators' 6-D view becomes one map per output
+dimension, so a row is a whole output row. Elements travel as the unsigned integer of their width, so values (NaN
+payloads too) are copied exactly; one numba signature per element width.
 
 Every offset in the maps comes from the descriptor's validated window or index maps, all inside InputTensor's Sizes,
 so no read leaves the bound range. Descriptors whose every tensor is within the small-tensor limit
@@ -32,15 +32,10 @@ from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
-from .memory_kernels import PARALLEL_LAUNCH
 from .small import element_wise as small_element_wise
 
 #: A map entry (and a row table entry) that means "the constant", not an input offset.
 FILL = np.iinfo(np.int64).min
-#: Outputs of at least this many bytes share their rows among numba's threads.
-_PARALLEL_BYTES = 1 << 20
-#: Rows per thread a parallel copy cuts its rows into.
-_CHUNKS_PER_THREAD = 4
 #: Large layouts whose rows are shorter than this run the NumPy kernel (the row tables would be as large as the data).
 _SHORT_ROW = 16
 
@@ -85,18 +80,17 @@ def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, lo: int, hi: i
 
 
 def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, lo: int, hi: int, step: int, y_col: int,
-                     fill: Any, chunks: int) -> None:
+                     fill: Any) -> None:
     rows, width = x_rows.size, cols.size
     gather_only = y_col == 1
     for c in range(width):
         if cols[c] == FILL:
             gather_only = False
-    for chunk in numba.prange(chunks):
-        for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
-            _row(x, x_rows[r], y, y_rows[r], y_col, cols, lo, hi, step, fill, gather_only)
+    for r in range(rows):
+        _row(x, x_rows[r], y, y_rows[r], y_col, cols, lo, hi, step, fill, gather_only)
 
 
-_copy_rows: Any = numba.njit(cache=True, parallel=True)(_copy_rows_loops)
+_copy_rows: Any = numba.njit(cache=True)(_copy_rows_loops)
 
 
 def _longest_even_run(cols: Map) -> tuple[int, int, int]:
@@ -140,27 +134,18 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
     lo, hi, step = _longest_even_run(cols)
     bits = np.dtype(f"u{data_type.element_size}")
     value = np.asarray(fill, data_type.numpy_dtype).reshape(1).view(bits)[0]
-    chunks = chunks_for(rows, rows * cols.size * data_type.element_size)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        with PARALLEL_LAUNCH:
-            _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, lo, hi,
-                       step, y_col, value, chunks)
+        _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, lo, hi, step,
+                   y_col, value)
 
     return kernel
 
 
-def chunks_for(rows: int, output_bytes: int) -> int:
-    """How many parts a copy of `rows` rows cuts them into: one below _PARALLEL_BYTES of output, else a few per
-    numba thread."""
-    return min(rows, _CHUNKS_PER_THREAD * numba.get_num_threads()) if output_bytes >= _PARALLEL_BYTES else 1
-
-
-def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map, chunks: int) -> None:
+def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map) -> None:
     """y[y_rows[r] + c] = x[x_rows[r] + cols[c]] for every row r and column c (x and y: unsigned views of one
     width; every offset inside them), each row's columns gathered one by one."""
-    with PARALLEL_LAUNCH:
-        _copy_rows(x, y, x_rows, y_rows, cols, 0, 0, 0, 1, y.dtype.type(0), chunks)
+    _copy_rows(x, y, x_rows, y_rows, cols, 0, 0, 0, 1, y.dtype.type(0))
 
 
 def is_small(desc: OperatorDesc) -> bool:
