@@ -315,6 +315,23 @@ def test_every_type_against_the_reference(backend: str, backend_name: str) -> No
                 dispatch_and_check(top(T(data_type, sizes), axis, k, direction, U64 if axis else U32), x)
 
 
+def test_long_sequences_against_the_reference(backend: str) -> None:
+    """Sequences of 300 (the numba kernel screens blocks of them by value against the K-th so far: blocks with and
+    without a winner, NaN, infinities, both zeros and ties in the screen, ascending runs that insert at every
+    element), contiguous and strided along the axis, both directions."""
+    rng = np.random.default_rng(7)
+    for data_type in (F32, F16, DT.INT8, DT.UINT64):
+        if not dml.Device().backend.supports_data_type(data_type):
+            continue
+        x = _data(data_type, [3, 300], seed=3)
+        x[1] = np.sort(x[1])                                  # ascending: NaNs last
+        if x.dtype.kind != "f":
+            x[2] = rng.permutation(300).astype(x.dtype)         # distinct values (INT8 wraps: ties again)
+        for k, direction in ((5, "DECREASING"), (40, "INCREASING"), (1, None)):
+            dispatch_and_check(top(T(data_type, [3, 300]), 1, k, direction), x)
+            dispatch_and_check(top(T(data_type, [300, 3], [1, 300]), 0, k, direction), np.ascontiguousarray(x.T))
+
+
 # -- hypothesis -----------------------------------------------------------------------------------------------------
 
 @st.composite

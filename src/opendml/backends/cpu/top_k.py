@@ -24,11 +24,12 @@ from ...ops.top_k import TopKOperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
+from .element_wise import load_element
 from .float16 import F16_TAG, NATIVE_TAG
 from .memory_kernels import PARALLEL_LAUNCH
 
 _CHUNK = 64  # sequences per task
-_BLOCK = 32  # elements whose largest key is tested against the K-th one, then each _SUB of them, then each
+_BLOCK = 32  # elements screened by value against the K-th one at a time, then each _SUB of them, then each key
 _SUB = 8
 
 
@@ -91,9 +92,35 @@ def _insert(keys: Any, best: Any, at: int, key: Any, j: int) -> None:
     best[at] = j
 
 
-def _top_k_loops(x: Any, values: Any, indices: Any, x_table: Any, v_table: Any, i_table: Any, count: int,
+@numba.njit(inline="always")
+def _beating(xv: Any, x0: int, start: int, stop: int, x_step: int, threshold: Any, tag: Any,
+             decreasing: bool) -> int:
+    """How many of elements start .. stop - 1 may beat `threshold` (the K-th value so far), compared as values (a
+    vectorized count where the sequence is contiguous): larger (smaller with INCREASING) or unordered (NaN).
+    IEEE comparison holds -0.0 and +0.0 equal, as the order does; a NaN counts either way (order_key decides)."""
+    hits = 0
+    if x_step == 1 and decreasing:
+        for t in range(start, stop):
+            if not load_element(xv, x0 + t, tag) <= threshold:
+                hits += 1
+    elif x_step == 1:
+        for t in range(start, stop):
+            if not load_element(xv, x0 + t, tag) >= threshold:
+                hits += 1
+    elif decreasing:
+        for t in range(start, stop):
+            if not load_element(xv, x0 + t * x_step, tag) <= threshold:
+                hits += 1
+    else:
+        for t in range(start, stop):
+            if not load_element(xv, x0 + t * x_step, tag) >= threshold:
+                hits += 1
+    return hits
+
+
+def _top_k_loops(x: Any, xv: Any, values: Any, indices: Any, x_table: Any, v_table: Any, i_table: Any, count: int,
                  x_run: int, v_run: int, i_run: int, length: int, x_step: int, v_step: int, i_step: int, k: int,
-                 flip: Any, tag: Any) -> None:
+                 flip: Any, tag: Any, value_tag: Any, decreasing: bool) -> None:
     chunks = (count + _CHUNK - 1) // _CHUNK
     for task in numba.prange(x_table.size * chunks):
         table = task // chunks
@@ -106,22 +133,15 @@ def _top_k_loops(x: Any, values: Any, indices: Any, x_table: Any, v_table: Any, 
                 _insert(keys, best, j, order_key(x, x0 + j * x_step, tag) ^ flip, j)
             j = k
             while j < length:
-                # a block of _BLOCK keys is looked at element by element only when its largest beats the K-th
+                # a block of _BLOCK elements is looked at element by element (by key) only when some of its values
+                # may beat the K-th so far; then each _SUB of them likewise
                 end = min(j + _BLOCK, length)
-                largest = keys[k - 1]
-                if x_step == 1:
-                    for t in range(j, end):
-                        largest = max(largest, order_key(x, x0 + t, tag) ^ flip)
-                else:
-                    for t in range(j, end):
-                        largest = max(largest, order_key(x, x0 + t * x_step, tag) ^ flip)
-                if largest > keys[k - 1]:
-                    for sub in range(j, end, _SUB):   # then each _SUB elements' largest, then element by element
+                threshold = load_element(xv, x0 + best[k - 1] * x_step, value_tag)
+                if _beating(xv, x0, j, end, x_step, threshold, value_tag, decreasing):
+                    for sub in range(j, end, _SUB):
                         stop = min(sub + _SUB, end)
-                        largest = keys[k - 1]
-                        for t in range(sub, stop):
-                            largest = max(largest, order_key(x, x0 + t * x_step, tag) ^ flip)
-                        if largest > keys[k - 1]:
+                        threshold = load_element(xv, x0 + best[k - 1] * x_step, value_tag)
+                        if _beating(xv, x0, sub, stop, x_step, threshold, value_tag, decreasing):
                             for t in range(sub, stop):
                                 key = order_key(x, x0 + t * x_step, tag) ^ flip
                                 if key > keys[k - 1]:
@@ -167,11 +187,15 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     # keys are complemented (x ^ ~0) with INCREASING, in order_key's type
     flip = (np.int64 if data_type.element_size == 8 else np.int32)(0 if decreasing else -1)
     index_type = indices.data_type.numpy_dtype
+    # the values the blocks are screened with: floats as float32 (FLOAT16 bits widened exactly), integers natively
+    value_bits = np.dtype(np.uint16) if data_type is DataType.FLOAT16 else data_type.numpy_dtype
+    value_tag = F16_TAG if data_type is DataType.FLOAT16 else NATIVE_TAG
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         x = cast(FlatArray, inputs[0]).view(bits)
         with PARALLEL_LAUNCH:
-            _top_k(x, outputs[0].view(bits), outputs[1].view(index_type), x_table, v_table, i_table, count, x_run,
-                   v_run, i_run, length, x_step, v_step, i_step, k, flip, tag)
+            _top_k(x, x.view(value_bits), outputs[0].view(bits), outputs[1].view(index_type), x_table, v_table,
+                   i_table, count, x_run, v_run, i_run, length, x_step, v_step, i_step, k, flip, tag, value_tag,
+                   decreasing)
 
     return kernel
