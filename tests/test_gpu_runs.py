@@ -15,7 +15,7 @@ from strategies import build_buffer, read_buffer
 
 import opendml as dml
 from opendml.backends.gpu import specialize
-from opendml.backends.gpu.runs import contiguous_run, run_length
+from opendml.backends.gpu.runs import Run, contiguous_run, run_layout
 
 T = dml.TensorDesc
 needs_gpu = pytest.mark.skipif(gpu_adapter_missing() is not None, reason=f"gpu backend: {gpu_adapter_missing()}")
@@ -32,17 +32,18 @@ def test_the_contiguous_run_of_a_layout(sizes: list[int], strides: list[int], sp
     assert contiguous_run(sizes, strides) == span
 
 
-@pytest.mark.parametrize(("desc", "inner", "run"), [
-    (T("FLOAT32", [2, 8]), (), 4),
-    (T("FLOAT32", [3, 6]), (6,), 2),                   # a run never crosses a row of 6
-    (T("FLOAT32", [3, 6]), (3,), 1),
-    (T("UINT64", [2, 8], [10, 1]), (8,), 4),           # rows of 8 with gaps between them
-    (T("FLOAT32", [2, 8], [16, 2]), (8,), 1),          # innermost stride 2
-    (T("FLOAT16", [2, 8]), (8,), 1),                   # 16-bit outputs keep the word-owning Output
-    (T("INT8", [2, 8]), (8,), 1),
+@pytest.mark.parametrize(("desc", "inner", "length", "step"), [
+    (T("FLOAT32", [2, 8]), (), 4, 4),                  # a block of 16 elements: 4 invocations' runs interleaved
+    (T("FLOAT32", [64, 64]), (64,), 4, 16),            # the largest block, 64 elements of one row
+    (T("FLOAT32", [3, 6]), (6,), 2, 1),                # a run never crosses a row of 6
+    (T("FLOAT32", [3, 6]), (3,), 1, 1),
+    (T("UINT64", [2, 8], [10, 1]), (8,), 4, 2),        # rows of 8 with gaps between them
+    (T("FLOAT32", [2, 8], [16, 2]), (8,), 1, 1),       # innermost stride 2
+    (T("FLOAT16", [2, 8]), (8,), 1, 1),                # 16-bit outputs keep the word-owning Output
+    (T("INT8", [2, 8]), (8,), 1, 1),
 ])
-def test_the_run_an_invocation_writes(desc: T, inner: tuple[int, ...], run: int) -> None:
-    assert run_length(desc, *inner) == run
+def test_the_run_an_invocation_writes(desc: T, inner: tuple[int, ...], length: int, step: int) -> None:
+    assert run_layout(desc, *inner) == Run(length, step)
 
 
 @pytest.fixture(params=[True, False], ids=["specialized", "generic"])

@@ -36,7 +36,7 @@ from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
 from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, compile_pass, template
-from .runs import RunSource, run_length
+from .runs import Run, RunSource, run_layout
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
 
 
@@ -64,11 +64,12 @@ class GatherKernel(GpuKernel):
         rest_count = params.add(prod(plan.rest_sizes))
         # A run of consecutive output elements per invocation (runs.py) where the rest's innermost elements are
         # consecutive in the input too: the tuple is read once per run.
-        run = 1
+        run = Run(1, 1)
         if specialize.ENABLED and plan.rest_input_strides[-1] == 1:
-            run = run_length(output, plan.rest_sizes[-1])
+            run = run_layout(output, plan.rest_sizes[-1])
         inputs = [("x", source), ("ix", indices)]
-        elementwise = ElementwiseSource(inputs, output, params) if run == 1 else RunSource(inputs, output, params, run)
+        elementwise = (ElementwiseSource(inputs, output, params) if run.length == 1 else
+                       RunSource(inputs, output, params, run))
         if specialize.ENABLED:
             body = specialized_value(plan, rest, raw_type(output.data_type), run)
         else:
@@ -122,12 +123,13 @@ class GatherKernel(GpuKernel):
         self.main.record(recorder, [source, indices, outputs[0]])
 
 
-def specialized_value(plan: GatherPlan, rest: int, raw: str, run: int) -> str:
+def specialized_value(plan: GatherPlan, rest: int, raw: str, run: Run) -> str:
     """gather_nd1.wgsl's `value` for one plan: the outer walk and the tuple unrolled with their sizes and strides
     as constants, the rest's offset through its layout block (`rest`, which specialize.render turns into constants
-    too); with a `run` over 1, runs.py's `run` instead, which copies `run` consecutive elements from there."""
+    too); with a run longer than 1, runs.py's `run` instead, which copies the run's elements from there (as far
+    apart in the input as in the output)."""
     count = prod(plan.rest_sizes)
-    head = f"fn value(o: u32) -> {raw} {{" if run == 1 else "fn run(o: u32, first: u32) {"
+    head = f"fn value(o: u32) -> {raw} {{" if run.length == 1 else "fn run(o: u32, first: u32) {"
     lines = [head, f"    var source = offset_of({rest}u, o % {count}u);",
              f"    var rest = o / {count}u;", "    var at = 0u;"]
     outer = list(zip(plan.outer_sizes, plan.outer_indices_strides, plan.outer_input_strides, strict=True))
@@ -141,10 +143,11 @@ def specialized_value(plan: GatherPlan, rest: int, raw: str, run: int) -> str:
             lines.append(f"    source += {coordinate} * {in_stride}u;")
     for k, (size, stride) in enumerate(zip(plan.coordinate_sizes, plan.coordinate_strides, strict=True)):
         lines.append(f"    source += coordinate(index_words(at + {k * plan.tuple_stride}u), {size}u) * {stride}u;")
-    if run == 1:
+    if run.length == 1:
         lines.append("    return load_raw_x(source);")
     else:
-        lines.append(f"    for (var s = 0u; s < {run}u; s++) {{ store_raw_out(first + s, load_raw_x(source + s)); }}")
+        lines += [f"    for (var s = 0u; s < {run.length}u; s++) {{",
+                  f"        store_raw_out(first + s * {run.step}u, load_raw_x(source + s * {run.step}u));", "    }"]
     lines += ["}", ""]
     return "\n".join(lines)
 

@@ -24,7 +24,7 @@ from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
 from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, template
-from .runs import RunSource, run_length
+from .runs import Run, RunSource, run_layout
 from .wgsl import raw_type
 
 
@@ -44,13 +44,15 @@ class OneHotKernel(GpuKernel):
         # also turns offset_of on the two blocks into functions of their sizes and strides as constants.
         after_count, depth = params.add_constant(prod(after_sizes)), params.add_constant(desc.depth)
         on = params.add_constant(desc.on_value_offset)
-        run = run_length(output, desc.depth) if specialize.ENABLED and prod(after_sizes) == 1 else 1
+        run = run_layout(output, desc.depth) if specialize.ENABLED and prod(after_sizes) == 1 else Run(1, 1)
         inputs = [("ix", indices), ("values", values)]
-        elementwise = ElementwiseSource(inputs, output, params) if run == 1 else RunSource(inputs, output, params, run)
-        names = dict(BEFORE=before, AFTER=after, AFTER_COUNT=after_count, DEPTH=depth, ON=on, RUN=run,
-                     RAW=raw_type(output.data_type), WALK="offset_of" if specialize.ENABLED else "walk_offset")
+        elementwise = (ElementwiseSource(inputs, output, params) if run.length == 1 else
+                       RunSource(inputs, output, params, run))
+        names = dict(BEFORE=before, AFTER=after, AFTER_COUNT=after_count, DEPTH=depth, ON=on, RUN=run.length,
+                     STEP=run.step, RAW=raw_type(output.data_type),
+                     WALK="offset_of" if specialize.ENABLED else "walk_offset")
         text = index_functions(indices.data_type) + template("one_hot.wgsl", **names)
-        if run > 1:
+        if run.length > 1:
             text += template("one_hot_run.wgsl", **names)
         self.main = elementwise.compile(context, text)
 

@@ -25,7 +25,7 @@ from . import specialize
 from .context import Bound, GpuContext, Recorder
 from .elementwise import Params
 from .kernel import ElementwiseSource, GpuKernel, Pass, template
-from .runs import RunSource, contiguous_run, run_length
+from .runs import Run, RunSource, contiguous_run, run_layout
 from .wgsl import raw_type
 
 
@@ -46,15 +46,15 @@ class SlicesKernel(GpuKernel):
             source, target = (part, in_whole) if joining else (in_whole, part)
             params = Params(2)
             block = params.add_tensor(part.sizes, source.element_strides)
-            run = 1
+            run = Run(1, 1)
             if specialize.ENABLED:
-                run = run_length(target, contiguous_run(part.sizes, source.element_strides))
-            if run == 1:
+                run = run_layout(target, contiguous_run(part.sizes, source.element_strides))
+            if run.length == 1:
                 elementwise = ElementwiseSource([("x", source)], target, params)
                 text = template("split.wgsl", IN=block, RAW=raw_type(whole.data_type))
             else:
                 elementwise = RunSource([("x", source)], target, params, run)
-                text = template("split_run.wgsl", IN=block, RUN=run)
+                text = template("split_run.wgsl", IN=block, RUN=run.length, STEP=run.step)
             self.passes.append(elementwise.compile(context, text))
             self.shifts.append(offset * whole.element_strides[axis])
             offset += part.sizes[axis]
