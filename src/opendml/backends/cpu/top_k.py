@@ -120,7 +120,7 @@ def _beating(xv: Any, x0: int, start: int, stop: int, x_step: int, threshold: An
 
 def _top_k_loops(x: Any, xv: Any, values: Any, indices: Any, x_table: Any, v_table: Any, i_table: Any, count: int,
                  x_run: int, v_run: int, i_run: int, length: int, x_step: int, v_step: int, i_step: int, k: int,
-                 flip: Any, tag: Any, value_tag: Any, decreasing: bool) -> None:
+                 flip: Any, tag: Any, value_tag: Any, decreasing: bool, index_words: int) -> None:
     chunks = (count + _CHUNK - 1) // _CHUNK
     for task in numba.prange(x_table.size * chunks):
         table = task // chunks
@@ -151,7 +151,10 @@ def _top_k_loops(x: Any, xv: Any, values: Any, indices: Any, x_table: Any, v_tab
             i0 = i_table[table] + line * i_run
             for r in range(k):
                 values[np.uint64(v0 + r * v_step)] = x[np.uint64(x0 + best[r] * x_step)]
-                indices[np.uint64(i0 + r * i_step)] = best[r]
+                at = (i0 + r * i_step) * index_words     # a UINT64 index: its low word, then a zero high word
+                indices[np.uint64(at)] = best[r]
+                if index_words == 2:
+                    indices[np.uint64(at + 1)] = 0
 
 
 _top_k: Any = numba.njit(cache=True, parallel=True)(_top_k_loops)
@@ -186,7 +189,7 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     tag = F16_TAG if floating else NATIVE_TAG
     # keys are complemented (x ^ ~0) with INCREASING, in order_key's type
     flip = (np.int64 if data_type.element_size == 8 else np.int32)(0 if decreasing else -1)
-    index_type = indices.data_type.numpy_dtype
+    index_words = indices.data_type.element_size // 4   # indices are written as 32-bit words (one kernel per type)
     # the values the blocks are screened with: floats as float32 (FLOAT16 bits widened exactly), integers natively
     value_bits = np.dtype(np.uint16) if data_type is DataType.FLOAT16 else data_type.numpy_dtype
     value_tag = F16_TAG if data_type is DataType.FLOAT16 else NATIVE_TAG
@@ -194,8 +197,8 @@ def compile_kernel(desc: OperatorDesc, flags: ExecutionFlags, debug: bool) -> Ke
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         x = cast(FlatArray, inputs[0]).view(bits)
         with PARALLEL_LAUNCH:
-            _top_k(x, x.view(value_bits), outputs[0].view(bits), outputs[1].view(index_type), x_table, v_table,
+            _top_k(x, x.view(value_bits), outputs[0].view(bits), outputs[1].view(np.uint32), x_table, v_table,
                    i_table, count, x_run, v_run, i_run, length, x_step, v_step, i_step, k, flip, tag, value_tag,
-                   decreasing)
+                   decreasing, index_words)
 
     return kernel
