@@ -234,6 +234,25 @@ def test_large_output_rows(backend: str) -> None:
     assert np.array_equal(run(desc, x, indices, updates), expected)
 
 
+def test_large_output_elements(backend: str) -> None:
+    """SCATTER_ELEMENTS into an output of 1 MiB or more (the cpu kernel's batches split over threads, each row copied
+    then updated in order); repeated, negative and out-of-range indices. The expected rows from each index's last
+    occurrence (np.unique over the reversed row)."""
+    rows, columns, count = 256, 1100, 1500
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1000, (rows, columns)).astype(np.float32)
+    indices = rng.integers(-columns - 50, columns + 50, (rows, count))
+    updates = -rng.integers(1, 1000, (rows, count)).astype(np.float32)
+    expected = x.copy()
+    for row in range(rows):
+        positions = np.where(indices[row] < 0, indices[row] + columns, indices[row])
+        valid = np.flatnonzero((positions >= 0) & (positions < columns))
+        found, last = np.unique(positions[valid][::-1], return_index=True)
+        expected[row, found] = updates[row, valid[::-1][last]]
+    desc = SE(T(F32, [rows, columns]), T(I64, [rows, count]), T(F32, [rows, count]), T(F32, [rows, columns]), 1)
+    assert np.array_equal(run(desc, x, indices, updates), expected)
+
+
 def test_zero_strides(backend: str) -> None:
     # The input one row broadcast (stride 0), the indices one column per row broadcast, the updates one element.
     desc = SE(T(F32, [4, 3], [0, 1]), T(I32, [2, 3], [1, 0]), T(F32, [2, 3], [0, 0]), T(F32, [4, 3]), 0)

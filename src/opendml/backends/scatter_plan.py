@@ -44,8 +44,10 @@ class ScatterPlan:
     outer_indices_strides: list[int]
     outer_updates_strides: list[int]
     outer_cell_strides: list[int]       # 0 for positions
+    outer_output_strides: list[int]     # 0 for positions
     coordinate_sizes: list[int]
     coordinate_cell_strides: list[int]
+    coordinate_output_strides: list[int]
     tuple_stride: int                   # the indices' stride between the coordinates of one tuple
     signed: bool                        # negative coordinates count from the end (signed index types)
     cell_sizes: list[int]               # batch, then coordinates
@@ -86,13 +88,15 @@ def scatter_plan(desc: ScatterDesc) -> ScatterPlan:
     cell_sizes = list(sizes[:batch + tuple_size])
     dense = _row_major(cell_sizes)
     outer_cells = [dense[d] if d < batch else 0 for d in range(outer_count)]
-    outer_sizes, (outer_ix, outer_up, outer_cell) = merge_dimensions(
-        ix_sizes[:-1], ix_strides[:-1], up_strides[:outer_count], outer_cells)
+    outer_outs = [out_strides[d] if d < batch else 0 for d in range(outer_count)]
+    outer_sizes, (outer_ix, outer_up, outer_cell, outer_out) = merge_dimensions(
+        ix_sizes[:-1], ix_strides[:-1], up_strides[:outer_count], outer_cells, outer_outs)
     merged_cells, (cell_out, cell_in) = merge_dimensions(cell_sizes, out_strides[:batch + tuple_size],
                                                          in_strides[:batch + tuple_size])
     rest_sizes, (rest_out, rest_in, rest_up) = merge_dimensions(
         sizes[batch + tuple_size:], out_strides[batch + tuple_size:], in_strides[batch + tuple_size:],
         up_strides[outer_count:])
-    return ScatterPlan(outer_sizes, outer_ix, outer_up, outer_cell, cell_sizes[batch:], dense[batch:],
-                       ix_strides[-1], indices.data_type in SIGNED_INDEX_TYPES, merged_cells, cell_out, cell_in,
-                       rest_sizes, rest_out, rest_in, rest_up)
+    return ScatterPlan(outer_sizes, outer_ix, outer_up, outer_cell, outer_out, cell_sizes[batch:], dense[batch:],
+                       list(out_strides[batch:batch + tuple_size]), ix_strides[-1],
+                       indices.data_type in SIGNED_INDEX_TYPES, merged_cells, cell_out, cell_in, rest_sizes, rest_out,
+                       rest_in, rest_up)
