@@ -4,14 +4,14 @@ SPACE_TO_DEPTH, PADDING and TILE, UPSAMPLE_2D NEAREST_NEIGHBOR).
 Every output element of these operators is one input element (or a constant), so each is a copy described per
 output dimension by a map: the input element offset each output index along it contributes (`FILL`: the constant).
 The output's last dimension is the row; the others are flattened into an offset table of rows (input and output).
-Within a row the columns read `x[row + cols[c]]`; the longest run of columns whose sources step evenly (a window's
-stride, a reversed axis, PADDING's interior) is copied as one loop that LLVM vectorizes (a memory copy where both step
-by one); the other columns are gathered one by one from the row, which the caches hold, or set to the constant. One
-thread: a copy is memory-bound (two threads moved little more, and on a loaded machine waited on each other), and the
-serial kernel compiles faster; building rows in a small buffer streamed out with non-temporal stores was 2-4x slower
-for TILE's and UPSAMPLE's short gathered rows. The depth/space operators' 6-D view becomes one map per output
-dimension, so a row is a whole output row. Elements travel as the unsigned integer of their width, so values (NaN
-payloads too) are copied exactly; one numba signature per element width.
+Within a row the columns read `x[row + cols[c]]`; each run of at least _MIN_RUN columns whose sources step evenly (a
+window's stride, a reversed axis, PADDING's interior, each copy of TILE's row) is copied as one loop that LLVM
+vectorizes (a memory copy where both step by one); the other columns are gathered one by one from the row, which the
+caches hold, or set to the constant. One thread: a copy is memory-bound (two threads moved little more, and on a
+loaded machine waited on each other), and the serial kernel compiles faster; building rows in a small buffer streamed
+out with non-temporal stores was 2-4x slower for TILE's and UPSAMPLE's short gathered rows. The depth/space operators'
+6-D view becomes one map per output dimension, so a row is a whole output row. Elements travel as the unsigned integer
+of their width, so values (NaN payloads too) are copied exactly; one numba signature per element width.
 
 Every offset in the maps comes from the descriptor's validated window or index maps, all inside InputTensor's Sizes,
 so no read leaves the bound range. Descriptors whose every tensor is within the small-tensor limit
@@ -42,73 +42,87 @@ _SHORT_ROW = 16
 Map = np.ndarray[Any, np.dtype[np.int64]]
 
 
+#: Evenly stepping runs at least this long are copied as runs; shorter stretches are gathered element by element.
+_MIN_RUN = 8
+
+
 @numba.njit(inline="always")
-def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, lo: int, hi: int, step: int, fill: Any,
-         gather_only: bool) -> None:
-    """One output row at y[yb], its element c at y[yb + c * y_col]: from the input row at x[xb] (FILL: the constant)."""
-    width = cols.size
+def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, segments: Any, fill: Any, gather_only: bool
+         ) -> None:
+    """One output row at y[yb], its element c at y[yb + c * y_col]: from the input row at x[xb] (FILL: the constant),
+    segment by segment: (start, stop, step) a run of columns stepping evenly through the input, or (start, stop,
+    FILL) columns gathered one by one (or set to the constant)."""
     if xb == FILL:
-        for c in range(width):
+        for c in range(cols.size):
             y[np.uint64(yb + c * y_col)] = fill
         return
-    if gather_only:   # no constant and a contiguous output row: two plain loops
-        for c in range(lo):
-            y[np.uint64(yb + c)] = x[np.uint64(xb + cols[c])]
-        for c in range(hi, width):
-            y[np.uint64(yb + c)] = x[np.uint64(xb + cols[c])]
-    else:
-        for e in range(width - (hi - lo)):
-            c = e if e < lo else e + hi - lo
-            if cols[c] == FILL:
-                y[np.uint64(yb + c * y_col)] = fill
+    for s in range(segments.shape[0]):
+        a, b, step = segments[s, 0], segments[s, 1], segments[s, 2]
+        if step == FILL:
+            if gather_only:   # no constant and a contiguous output row: a plain loop
+                for c in range(a, b):
+                    y[np.uint64(yb + c)] = x[np.uint64(xb + cols[c])]
             else:
-                y[np.uint64(yb + c * y_col)] = x[np.uint64(xb + cols[c])]
-    n = hi - lo
-    if n <= 0:
-        return
-    xs, ys = xb + cols[lo], yb + lo * y_col
-    if y_col == 1 and step == 1:
-        y[ys:ys + n] = x[xs:xs + n]
-    elif y_col == 1 and step == -1:
-        for c in range(n):
-            y[np.uint64(ys + c)] = x[np.uint64(xs - c)]
-    elif y_col == 1 and step == 0:
-        y[ys:ys + n] = x[np.uint64(xs)]
-    else:
-        for c in range(n):
-            y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
+                for c in range(a, b):
+                    if cols[c] == FILL:
+                        y[np.uint64(yb + c * y_col)] = fill
+                    else:
+                        y[np.uint64(yb + c * y_col)] = x[np.uint64(xb + cols[c])]
+            continue
+        n = b - a
+        xs, ys = xb + cols[a], yb + a * y_col
+        if y_col == 1 and step == 1:   # plain loops, not slice assignments: their set-up costs a short run much
+            for c in range(n):
+                y[np.uint64(ys + c)] = x[np.uint64(xs + c)]
+        elif y_col == 1 and step == -1:
+            for c in range(n):
+                y[np.uint64(ys + c)] = x[np.uint64(xs - c)]
+        elif y_col == 1 and step == 0:
+            value = x[np.uint64(xs)]
+            for c in range(n):
+                y[np.uint64(ys + c)] = value
+        else:
+            for c in range(n):
+                y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
 
 
-def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, lo: int, hi: int, step: int, y_col: int,
-                     fill: Any) -> None:
-    rows, width = x_rows.size, cols.size
+def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, segments: Any, y_col: int, fill: Any
+                     ) -> None:
     gather_only = y_col == 1
-    for c in range(width):
+    for c in range(cols.size):
         if cols[c] == FILL:
             gather_only = False
-    for r in range(rows):
-        _row(x, x_rows[r], y, y_rows[r], y_col, cols, lo, hi, step, fill, gather_only)
+    for r in range(x_rows.size):
+        _row(x, x_rows[r], y, y_rows[r], y_col, cols, segments, fill, gather_only)
 
 
 _copy_rows: Any = numba.njit(cache=True)(_copy_rows_loops)
 
 
-def _longest_even_run(cols: Map) -> tuple[int, int, int]:
-    """(lo, hi, step): the longest run cols[lo:hi] without FILL whose entries step evenly (at least 2 long, else
-    empty)."""
-    best = (0, 0, 0)
-    if cols.size < 2:
-        return best
-    steps = np.diff(cols)
-    good = (cols[:-1] != FILL) & (cols[1:] != FILL)
-    # runs of equal, good steps: boundaries where the step changes or a pair is not good
-    change = np.flatnonzero(~good[1:] | ~good[:-1] | (steps[1:] != steps[:-1])) + 1
-    starts = np.concatenate([[0], change])
-    stops = np.concatenate([change, [steps.size]])
-    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
-        if good[start] and stop - start + 1 > best[1] - best[0]:
-            best = (start, stop + 1, int(steps[start]))
-    return best
+def segments_of(cols: Map) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """A row's columns cut into segments [start, stop, step]: each run of at least _MIN_RUN columns whose sources
+    (none FILL) step evenly, and between them stretches to gather one by one (step FILL)."""
+    width = cols.size
+    values = [int(value) for value in cols]
+    run = [1] * width   # run[i]: how many columns from i on step evenly (by values[i + 1] - values[i])
+    for i in range(width - 2, -1, -1):
+        if values[i] != FILL and values[i + 1] != FILL:
+            step = values[i + 1] - values[i]
+            follows = run[i + 1] > 1 and values[i + 2] - values[i + 1] == step
+            run[i] = run[i + 1] + 1 if follows else 2
+    segments: list[list[int]] = []
+    i = 0
+    while i < width:
+        if run[i] >= _MIN_RUN:
+            segments.append([i, i + run[i], values[i + 1] - values[i]])
+            i += run[i]
+        else:
+            if segments and segments[-1][2] == FILL:
+                segments[-1][1] = i + 1
+            else:
+                segments.append([i, i + 1, FILL])
+            i += 1
+    return np.array(segments, np.int64).reshape(-1, 3)
 
 
 def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataType, fill: int | float = 0,
@@ -131,12 +145,12 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
         filled = (x_rows[:, None] == FILL) | (m[None, :] == FILL)
         x_rows = np.where(filled, FILL, x_rows[:, None] + m[None, :]).ravel()
         y_rows = (y_rows[:, None] + np.arange(m.size, dtype=np.int64) * s).ravel()
-    lo, hi, step = _longest_even_run(cols)
+    segments = segments_of(cols)
     bits = np.dtype(f"u{data_type.element_size}")
     value = np.asarray(fill, data_type.numpy_dtype).reshape(1).view(bits)[0]
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, lo, hi, step,
+        _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, segments,
                    y_col, value)
 
     return kernel
@@ -145,7 +159,7 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
 def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map) -> None:
     """y[y_rows[r] + c] = x[x_rows[r] + cols[c]] for every row r and column c (x and y: unsigned views of one
     width; every offset inside them), each row's columns gathered one by one."""
-    _copy_rows(x, y, x_rows, y_rows, cols, 0, 0, 0, 1, y.dtype.type(0))
+    _copy_rows(x, y, x_rows, y_rows, cols, np.array([[0, cols.size, FILL]], np.int64), 1, y.dtype.type(0))
 
 
 def is_small(desc: OperatorDesc) -> bool:
