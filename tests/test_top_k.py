@@ -492,3 +492,17 @@ def test_dask_tree_of_chunks_is_the_device_s(data_type: str, backend: str) -> No
     on_dask = compiled({"x": da.from_array(data, chunks=(2, 3))})
     for one, chunked in zip(on_device, on_dask, strict=True):
         assert np.array_equal(_bits(np.asarray(one)), _bits(chunked.compute()))
+
+
+@backends("cpu")
+def test_dask_tree_runs_the_node_s_own_operator(backend: str) -> None:
+    """On a device at 2_0, where TOP_K1 does not exist yet, a TOP_K node's chunks run TOP_K (the differential
+    fuzzer's find: they ran TOP_K1 and were refused)."""
+    da = pytest.importorskip("dask.array")
+    g = dml.Graph(device(FL.LEVEL_2_0))
+    x = g.input([1, 1, 3, 7], F32, name="x")
+    compiled = g.compile(list(dml.top_k(x, 3, 2)))
+    data = _data(F32, [1, 1, 3, 7], seed=2)
+    on_dask = compiled({"x": da.from_array(data, chunks=(1, 1, 2, 3))})
+    for one, chunked in zip(compiled({"x": data}), on_dask, strict=True):
+        assert np.array_equal(_bits(np.asarray(one)), _bits(chunked.compute()))

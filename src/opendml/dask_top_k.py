@@ -1,6 +1,6 @@
 """TOP_K and TOP_K1 on Dask arrays (dask_graph.py's lowering): a tree of per-chunk top-k along Axis.
 
-Each chunk along Axis runs the node's kernel (TOP_K1 in the node's direction, K' = min(K, the chunk's length)) on
+Each chunk along Axis runs the node's kernel (its operator, K' = min(K, the chunk's length)) on
 the device; its candidates travel as one int64 block, the selected values' bits then their global indices (the
 chunk's start added), 2 K' long along Axis. Neighbouring candidate blocks are joined in Axis order and selected
 again by the kernel, whose ties go to the earlier position: candidates are in ascending global index order among
@@ -19,7 +19,7 @@ import numpy as np
 
 from .ops.top_k import BITS, TopK1OperatorDesc, TopKOperatorDesc
 from .tensor import TensorDesc
-from .types import AxisDirection, DataType
+from .types import DataType
 
 
 def _select(desc: TopKOperatorDesc, run: Any, values: Any, indices: Any) -> Any:
@@ -28,9 +28,10 @@ def _select(desc: TopKOperatorDesc, run: Any, values: Any, indices: Any) -> Any:
     axis, data_type = desc.axis, desc.input_tensor.data_type
     k = min(desc.k, values.shape[axis])
     sizes = [k if dim == axis else size for dim, size in enumerate(values.shape)]
-    direction = AxisDirection.DECREASING if desc.decreasing else AxisDirection.INCREASING
-    node = TopK1OperatorDesc(TensorDesc(data_type, tuple(values.shape)), TensorDesc(data_type, tuple(sizes)),
-                             TensorDesc(DataType.UINT32, tuple(sizes)), axis, k, direction)
+    tensors = (TensorDesc(data_type, tuple(values.shape)), TensorDesc(data_type, tuple(sizes)),
+               TensorDesc(DataType.UINT32, tuple(sizes)))
+    node = (TopK1OperatorDesc(*tensors, axis, k, desc.axis_direction) if isinstance(desc, TopK1OperatorDesc)
+            else TopKOperatorDesc(*tensors, axis, k))   # the node's own operator: TOP_K1 may be above the level
     chosen, positions = run(node, [np.ascontiguousarray(values)])
     bits = BITS[data_type.element_size]
     return np.concatenate([chosen.view(bits).astype(np.uint64).view(np.int64),
