@@ -4,7 +4,8 @@ Plan (compile time, descriptor only): the input's dimensions split into the kept
 and the normalized ones (Axes); size-1 dimensions are dropped and neighbours that are one run of memory merged, so
 that the statistics pass computes few offsets (none for a contiguous group).
 
-Passes (each shader generic over shapes; specialized by the data type, and the output pass by the activation):
+Passes (generic shaders: the shapes in P, one pipeline per data type and activation; specialized ones, with
+specialize.ENABLED at compile time (issue 29), have the counts, sizes and strides as WGSL literals):
 1. statistics (mean_variance_normalization1_statistics.wgsl): a segment of invocations per group, or per chunk of
    a large group (at most CHUNK_CAPACITY elements; a large group is cut into enough chunks to give a large GPU
    work, so its statistics take several work-groups). Each chunk is read once into registers, and its mean (two
@@ -18,6 +19,9 @@ Passes (each shader generic over shapes; specialized by the data type, and the o
    standalone activation is), rounded once to the output's type. Input, Scale and
    Bias are read through their strides (zero along broadcast dimensions); the dimensions of all the tensors are
    merged where they allow, and an element's coordinates are found once for all of them.
+The fused row pass (specialized shaders only, where every group is one chunk, the tensors FLOAT32 and Axes the
+trailing dimensions: the layer and instance norms): pass 1 also normalizes the elements each invocation holds in
+registers, once the group's record is written, and writes them (..._row.wgsl): one dispatch, one read of the input.
 
 As on the CPU: Epsilon 0 on a constant group gives 0 * inf = NaN; NaN or infinite inputs make their group's mean
 what the float64 sum gives (NaN, or the infinity) and its variance NaN; FLOAT16 computes in FLOAT32.

@@ -23,6 +23,13 @@ and up to three passes that drive it:
   for a final combine of one chunk (8/16-bit). An 8/16-bit output after a single-chunk pass 1 takes that combine
   too.
 
+Specialized shaders (specialize.ENABLED, read at compile time; issue 29): the passes' counts, sizes and strides are
+WGSL literals (`placeholders`; the layout blocks through specialize.render), so loops know their bounds and divide by
+constants; a reduced block that is one run of equally spaced elements (OUTER empty) is walked by a plain loop
+(reduce_walk_row.wgsl); the tree pass, one work-group per row of contiguous elements where the outputs are few
+enough, reads its parameters (the input's base element, TwoSum's opaque 1.0) once per invocation. Generic shaders
+read them from P, one pipeline per types and function. Both walk every block in the same order.
+
 Every combining order is fixed by the plan alone (no atomics; where subgroup shuffles are used, they combine the
 tree's own pairs: see tree.py), so results are the same on every run and adapter. Accuracy: float sums are
 compensated float32 (hi, lo) pairs, about as accurate as the CPU's float64 sums; MIN/MAX/ARGMIN/ARGMAX compare
