@@ -29,6 +29,7 @@ from strategies import (
     sentinel_bytes,
     tensor_size_in_bytes,
 )
+from test_elementwise_samples import _cli
 
 import opendml as dml
 from opendml.ops.top_k import TOP_K1_SUPPORT, TOP_K_SUPPORT, TopKOperatorDesc
@@ -506,3 +507,26 @@ def test_dask_tree_runs_the_node_s_own_operator(backend: str) -> None:
     on_dask = compiled({"x": da.from_array(data, chunks=(1, 1, 2, 3))})
     for one, chunked in zip(compiled({"x": data}), on_dask, strict=True):
         assert np.array_equal(_bits(np.asarray(one)), _bits(chunked.compute()))
+
+
+def test_a_json_model_through_the_cli(backend: str, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A DxDispatch model with a TOP_K1 dispatchable (INCREASING, K = 3 of {3, 1, 4, 1, 5}): the two smallest are
+    the 1s at 1 and 3 (ties by index), then 3 at 0."""
+    import json
+
+    tensor = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 5]}
+    model = {
+        "resources": {"A": {"initialValuesDataType": "FLOAT32", "initialValues": [3, 1, 4, 1, 5]},
+                      "V": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 3, "value": 0}},
+                      "I": {"initialValuesDataType": "UINT32", "initialValues": {"valueCount": 3, "value": 0}}},
+        "dispatchables": {"top": {"type": "DML_OPERATOR_TOP_K1", "desc": {
+            "InputTensor": tensor, "OutputValueTensor": {**tensor, "Sizes": [1, 1, 1, 3]},
+            "OutputIndexTensor": {"DataType": "UINT32", "Sizes": [1, 1, 1, 3]}, "Axis": 3, "K": 3,
+            "AxisDirection": "DML_AXIS_DIRECTION_INCREASING"}}},
+        "commands": [{"type": "dispatch", "dispatchable": "top",
+                      "bindings": {"InputTensor": "A", "OutputValueTensor": "V", "OutputIndexTensor": "I"}},
+                     {"type": "print", "resource": "V"}, {"type": "print", "resource": "I"}]}
+    path = tmp_path / "top_k.json"
+    path.write_text(json.dumps(model))
+    status, out, err = _cli(capsys, "dispatch", "--backend", backend, path)
+    assert (status, out, err) == (0, ["Resource 'V': 1, 1, 3", "Resource 'I': 1, 3, 0"], [])
