@@ -67,7 +67,7 @@ SMALL_KERNELS_TOO = EVERY_BACKEND - {"test_gpu"}
 #: Of those, the modules that also run on the gpu backend's generic shaders, `gpu-generic` (specialize.ENABLED False:
 #: sizes and strides read from the parameter buffer, as `OPENDML_GPU_SPECIALIZE=0` gives), while `gpu` runs the
 #: shaders specialized to each descriptor, so that both paths pass the same tests (issue 29); a subset, for CI's time.
-GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_gather_nd1", "test_reduce"}
+GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_join", "test_gather_nd1", "test_one_hot", "test_reduce"}
 
 
 def gpu_adapter_missing() -> str | None:
