@@ -5,8 +5,11 @@ a run of `count` sequences, the others offset tables, and tasks of _CHUNK sequen
 own buffer. A sequence is walked by ascending index: each element's order key (ops/top_k.order_key: integers,
 floats with -0.0 = +0.0 and NaN above +inf; its complement with AxisDirection INCREASING) is compared with the K-th
 best key so far and, only when strictly larger, inserted into the buffer in order (an equal key stays behind the
-earlier index, so ties end in ascending index order). The first K elements fill the buffer. Then the buffer's
-indices are written, and each selected element's own bits as its value (FLOAT16 travels as its bits: exact).
+earlier index, so ties end in ascending index order). The first K elements fill the buffer. Keys are computed only
+where the values may win: blocks of _BLOCK elements are screened first by a vectorized count of the values that
+compare above the K-th value so far (below, with INCREASING) or unordered (NaN), in the element's own type (IEEE's
+-0.0 = +0.0 is the order's), then element by element likewise. Then the buffer's indices are written (as 32-bit
+words: one kernel per input type), and each selected element's own bits as its value (FLOAT16 as its bits: exact).
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ from .float16 import F16_TAG, NATIVE_TAG
 from .memory_kernels import PARALLEL_LAUNCH
 
 _CHUNK = 64  # sequences per task
-_BLOCK = 32  # elements screened by value against the K-th one at a time, then each _SUB of them, then each key
-_SUB = 8
+_BLOCK = 32  # elements screened by value against the K-th one at a time, before any key is computed
 
 
 def order_key(x: Any, i: Any, tag: Any) -> Any:
@@ -133,19 +135,18 @@ def _top_k_loops(x: Any, xv: Any, values: Any, indices: Any, x_table: Any, v_tab
                 _insert(keys, best, j, order_key(x, x0 + j * x_step, tag) ^ flip, j)
             j = k
             while j < length:
-                # a block of _BLOCK elements is looked at element by element (by key) only when some of its values
-                # may beat the K-th so far; then each _SUB of them likewise
+                # a block of _BLOCK elements is looked at element by element only when some of its values may beat
+                # the K-th so far, and an element's key is computed only when its value may
                 end = min(j + _BLOCK, length)
                 threshold = load_element(xv, x0 + best[k - 1] * x_step, value_tag)
                 if _beating(xv, x0, j, end, x_step, threshold, value_tag, decreasing):
-                    for sub in range(j, end, _SUB):
-                        stop = min(sub + _SUB, end)
-                        threshold = load_element(xv, x0 + best[k - 1] * x_step, value_tag)
-                        if _beating(xv, x0, sub, stop, x_step, threshold, value_tag, decreasing):
-                            for t in range(sub, stop):
-                                key = order_key(x, x0 + t * x_step, tag) ^ flip
-                                if key > keys[k - 1]:
-                                    _insert(keys, best, k - 1, key, t)
+                    for t in range(j, end):
+                        value = load_element(xv, x0 + t * x_step, value_tag)
+                        if not (value <= threshold if decreasing else value >= threshold):
+                            key = order_key(x, x0 + t * x_step, tag) ^ flip
+                            if key > keys[k - 1]:
+                                _insert(keys, best, k - 1, key, t)
+                                threshold = load_element(xv, x0 + best[k - 1] * x_step, value_tag)
                 j = end
             v0 = v_table[table] + line * v_run
             i0 = i_table[table] + line * i_run
