@@ -176,7 +176,7 @@ def _strided(sizes: Sequence[int], kind: int) -> list[int] | None:
 
 #: (input sizes, Axis, the indices' size along Axis).
 ELEMENTS_CASES = [((6,), 0, 9), ((3, 4), 1, 5), ((4, 3), 0, 2), ((2, 3, 4), 2, 3), ((1, 5, 2), 1, 7),
-                  ((2, 2, 3, 2), 0, 3), ((3, 2), 1, 1), ((2, 3, 1), 2, 4)]
+                  ((2, 2, 3, 2), 0, 3), ((3, 2), 1, 1), ((3, 3, 2), 0, 4)]
 
 
 @pytest.mark.parametrize("case", range(len(ELEMENTS_CASES)))
