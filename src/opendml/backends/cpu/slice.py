@@ -32,12 +32,15 @@ from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
+from .memory_kernels import HAVE_STREAMING_STORES, STREAMING_THRESHOLD_BYTES, fence, stream_copy
 from .small import element_wise as small_element_wise
 
 #: A map entry (and a row table entry) that means "the constant", not an input offset.
 FILL = np.iinfo(np.int64).min
 #: Large layouts whose rows are shorter than this run the NumPy kernel (the row tables would be as large as the data).
 _SHORT_ROW = 16
+#: Bytes of output rows a large copy builds in cache before it streams them out.
+_STAGE_BYTES = 16 << 10
 
 Map = np.ndarray[Any, np.dtype[np.int64]]
 
@@ -86,14 +89,31 @@ def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, segments: Any,
                 y[np.uint64(ys + c * y_col)] = x[np.uint64(xs + c * step)]
 
 
-def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, segments: Any, y_col: int, fill: Any
-                     ) -> None:
+def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, segments: Any, y_col: int, fill: Any,
+                     stage_rows: int) -> None:
     gather_only = y_col == 1
     for c in range(cols.size):
         if cols[c] == FILL:
             gather_only = False
-    for r in range(x_rows.size):
-        _row(x, x_rows[r], y, y_rows[r], y_col, cols, segments, fill, gather_only)
+    rows, width = x_rows.size, cols.size
+    if stage_rows <= 1:
+        for r in range(rows):
+            _row(x, x_rows[r], y, y_rows[r], y_col, cols, segments, fill, gather_only)
+        return
+    # outputs larger than the caches: blocks of rows consecutive in the output built in a small buffer, then written
+    # with non-temporal stores (no read of the output's lines first)
+    stage = np.empty(stage_rows * width, y.dtype)
+    stage_address, y_address, item = stage.ctypes.data, y.ctypes.data, y.itemsize
+    r = 0
+    while r < rows:
+        count = 1
+        while count < stage_rows and r + count < rows and y_rows[r + count] == y_rows[r] + count * width:
+            count += 1
+        for k in range(count):
+            _row(x, x_rows[r + k], stage, k * width, 1, cols, segments, fill, gather_only)
+        stream_copy(y_address + y_rows[r] * item, stage_address, count * width * item)
+        r += count
+    fence()
 
 
 _copy_rows: Any = numba.njit(cache=True)(_copy_rows_loops)
@@ -146,12 +166,15 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
         x_rows = np.where(filled, FILL, x_rows[:, None] + m[None, :]).ravel()
         y_rows = (y_rows[:, None] + np.arange(m.size, dtype=np.int64) * s).ravel()
     segments = segments_of(cols)
+    row_bytes = cols.size * data_type.element_size
+    stage_rows = max(1, _STAGE_BYTES // row_bytes) if HAVE_STREAMING_STORES and y_col == 1 and \
+        rows * row_bytes >= STREAMING_THRESHOLD_BYTES and row_bytes <= _STAGE_BYTES else 1
     bits = np.dtype(f"u{data_type.element_size}")
     value = np.asarray(fill, data_type.numpy_dtype).reshape(1).view(bits)[0]
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
         _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, segments,
-                   y_col, value)
+                   y_col, value, stage_rows)
 
     return kernel
 
@@ -159,7 +182,7 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
 def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map) -> None:
     """y[y_rows[r] + c] = x[x_rows[r] + cols[c]] for every row r and column c (x and y: unsigned views of one
     width; every offset inside them), each row's columns gathered one by one."""
-    _copy_rows(x, y, x_rows, y_rows, cols, np.array([[0, cols.size, FILL]], np.int64), 1, y.dtype.type(0))
+    _copy_rows(x, y, x_rows, y_rows, cols, np.array([[0, cols.size, FILL]], np.int64), 1, y.dtype.type(0), 1)
 
 
 def is_small(desc: OperatorDesc) -> bool:
