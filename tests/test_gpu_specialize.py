@@ -130,6 +130,28 @@ def test_a_block_merges_its_contiguous_dimensions(monkeypatch: pytest.MonkeyPatc
     assert specialize.render("offset_of(1u, o)", params) == "offset_of(1u, o)"
 
 
+def test_a_source_is_cut_once_and_rendered_for_each_params(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph's nodes of one kind share a source: render cuts it at its tokens once (specialize.template), then
+    fills each node's literals; a block or word that is not a constant, and a run-time block, stay as written."""
+    monkeypatch.setattr(specialize, "ENABLED", True)
+    source = ("let r = rank_of(1u); let s = size_of(1u, 2u); let t = stride_of(1u, 9u); let u = size_of(1u, 9u);\n"
+              "let a = coord_of(1u, o, 0u); let b = offset_of(1u, o); let c = offset_of(1u, i);\n"
+              "let d = P[18u]; let e = P[0u]; let f = offset_of(b, o); let g = size_of(40u, 0u);\n")
+    texts = []
+    for sizes, strides in (([2, 3, 4], [12, 4, 1]), ([5, 1, 7], [1, 5, 5])):
+        params = Params(1)
+        assert params.add_tensor(sizes, strides) == 1 and params.add_constant(sizes[0] * 10) == 18
+        texts.append(specialize.render(source, params))
+    assert specialize.template(source) is specialize.template(source)   # cut once, cached
+    assert texts[0].startswith("let r = 3u; let s = 4u; let t = 0u; let u = 1u;\n"
+                               "let a = coord_of_1(o, 0u); let b = offset_of_1(o); let c = offset_of_1(i);\n"
+                               "let d = 20u; let e = P[0u]; let f = offset_of(b, o); let g = size_of(40u, 0u);\n"
+                               "fn coord_of_1(o: u32, dim: u32) -> u32 {\n")   # the functions in order of first use
+    assert texts[0].endswith("fn offset_of_1(o: u32) -> u32 {\n    let q0 = o;\n    return (q0 % 24u);\n}\n")
+    assert texts[1].startswith("let r = 3u; let s = 7u; let t = 0u; let u = 1u;\n")
+    assert "let d = 50u;" in texts[1] and "return (q0 % 7u) * 5u + (q1 % 5u);" in texts[1]
+
+
 # -- pipelines ------------------------------------------------------------------------------------------------------
 
 def relu(desc: T) -> dml.ActivationReluOperatorDesc:

@@ -26,6 +26,7 @@ modulo its size too), so a shader is correct on either path.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -38,45 +39,66 @@ if TYPE_CHECKING:
 ENABLED: bool = os.environ.get("OPENDML_GPU_SPECIALIZE", "1") != "0"
 
 _U32 = 1 << 32
-_QUERY = re.compile(r"\brank_of\((\d+)u\)|\b(size_of|stride_of)\((\d+)u,\s*(\d+)u\)")
-_CALL = re.compile(r"\b(offset_of|coord_of)\((\d+)u,\s*")
-_WORD = re.compile(r"\bP\[(\d+)u\]")
+#: What render rewrites, in one pass: rank_of / size_of / stride_of with literal arguments (groups 1-4), an
+#: offset_of / coord_of call's head with a literal block (5-6), a `P[Wu]` read (7).
+_TOKEN = re.compile(r"\brank_of\((\d+)u\)|\b(size_of|stride_of)\((\d+)u,\s*(\d+)u\)"
+                    r"|\b(offset_of|coord_of)\((\d+)u,\s*|\bP\[(\d+)u\]")
+
+#: A template's pieces: the source's text between tokens (str) and its tokens, ("rank", block, 0, text),
+#: ("size_of" or "stride_of", block, dim, text), ("offset_of" or "coord_of", block, 0, text) or ("P", word, 0, text),
+#: `text` the token as written (kept where the block or word is not a constant).
+_Token = tuple[str, int, int, str]
+
+
+@functools.lru_cache(maxsize=512)
+def template(source: str) -> tuple[str | _Token, ...]:
+    """`source` cut at what render rewrites, once per source (a graph's nodes of one kind share a source: only their
+    params differ), so that rendering is a walk over the tokens rather than regular expressions over the source."""
+    pieces: list[str | _Token] = []
+    end = 0
+    for match in _TOKEN.finditer(source):
+        pieces.append(source[end:match.start()])
+        end = match.end()
+        rank, query, block, dim, function, call_block, word = match.groups()
+        if rank is not None:
+            pieces.append(("rank", int(rank), 0, match.group(0)))
+        elif query is not None:
+            pieces.append((query, int(block), int(dim), match.group(0)))
+        elif function is not None:
+            pieces.append((function, int(call_block), 0, match.group(0)))
+        else:
+            pieces.append(("P", int(word), 0, match.group(0)))
+    pieces.append(source[end:])
+    return tuple(pieces)
 
 
 def render(source: str, params: Params) -> str:
     """`source` specialized to `params` (see the module docstring); unchanged where specialization is off."""
     if not ENABLED:
         return source
-    blocks = params.blocks
-
-    def query(match: re.Match[str]) -> str:
-        if match.group(1) is not None:
-            block = int(match.group(1))
-            return f"{len(blocks[block][0])}u" if block in blocks else match.group(0)
-        block, dim = int(match.group(3)), int(match.group(4))
-        if block not in blocks:
-            return match.group(0)
-        sizes, strides = blocks[block]
-        values = sizes if match.group(2) == "size_of" else strides
-        return f"{values[dim] if dim < len(values) else int(match.group(2) == 'size_of')}u"
-
-    source = _QUERY.sub(query, source)
+    blocks, words, constants = params.blocks, params.words, params.constants
+    out: list[str] = []
     used: dict[tuple[str, int], None] = {}
-
-    def call(match: re.Match[str]) -> str:
-        function, block = match.group(1), int(match.group(2))
-        if block not in blocks:
-            return match.group(0)
-        used[(function, block)] = None
-        return f"{function}_{block}("
-
-    source = _CALL.sub(call, source)
-    words, constants = params.words, params.constants
-    source = _WORD.sub(lambda match: f"{words[int(match.group(1))]}u" if int(match.group(1)) in constants
-                       else match.group(0), source)
-    functions = [offset_function(f"offset_of_{block}", *blocks[block]) if function == "offset_of" else
-                 coord_function(f"coord_of_{block}", blocks[block][0]) for function, block in used]
-    return source + "".join(functions)
+    for piece in template(source):
+        if isinstance(piece, str):
+            out.append(piece)
+            continue
+        kind, number, dim, text = piece
+        if kind == "P":
+            out.append(f"{words[number]}u" if number in constants else text)
+        elif number not in blocks:
+            out.append(text)
+        elif kind == "rank":
+            out.append(f"{len(blocks[number][0])}u")
+        elif kind in ("size_of", "stride_of"):
+            values = blocks[number][0 if kind == "size_of" else 1]
+            out.append(f"{values[dim] if dim < len(values) else int(kind == 'size_of')}u")
+        else:
+            used[(kind, number)] = None
+            out.append(f"{kind}_{number}(")
+    out += [offset_function(f"offset_of_{block}", *blocks[block]) if function == "offset_of" else
+            coord_function(f"coord_of_{block}", blocks[block][0]) for function, block in used]
+    return "".join(out)
 
 
 def merged(sizes: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
