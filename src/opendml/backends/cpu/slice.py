@@ -7,11 +7,11 @@ The output's last dimension is the row; the others are flattened into an offset 
 Within a row the columns read `x[row + cols[c]]`; each run of at least _MIN_RUN columns whose sources step evenly (a
 window's stride, a reversed axis, PADDING's interior, each copy of TILE's row) is copied as one loop that LLVM
 vectorizes (a memory copy where both step by one); the other columns are gathered one by one from the row, which the
-caches hold, or set to the constant. One thread: a copy is memory-bound (two threads moved little more, and on a
-loaded machine waited on each other), and the serial kernel compiles faster; building rows in a small buffer streamed
-out with non-temporal stores was 2-4x slower for TILE's and UPSAMPLE's short gathered rows. The depth/space operators'
-6-D view becomes one map per output dimension, so a row is a whole output row. Elements travel as the unsigned integer
-of their width, so values (NaN payloads too) are copied exactly; one numba signature per element width.
+caches hold, or set to the constant. Rows are shared among numba's threads for outputs of 1 MiB or more; outputs
+larger than the caches build blocks of output-consecutive rows in a 16 KiB buffer and write them with non-temporal
+stores (no read of the output's lines first). The depth/space operators' 6-D view becomes one map per output
+dimension, so a row is a whole output row. Elements travel as the unsigned integer of their width, so values (NaN
+payloads too) are copied exactly; one numba signature per element width.
 
 Every offset in the maps comes from the descriptor's validated window or index maps, all inside InputTensor's Sizes,
 so no read leaves the bound range. Descriptors whose every tensor is within the small-tensor limit
@@ -32,13 +32,17 @@ from ...ops.base import OperatorDesc
 from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from ..plans import merge_dimensions
-from .memory_kernels import HAVE_STREAMING_STORES, STREAMING_THRESHOLD_BYTES, fence, stream_copy
+from .memory_kernels import HAVE_STREAMING_STORES, PARALLEL_LAUNCH, STREAMING_THRESHOLD_BYTES, fence, stream_copy
 from .small import element_wise as small_element_wise
 
 #: A map entry (and a row table entry) that means "the constant", not an input offset.
 FILL = np.iinfo(np.int64).min
 #: Large layouts whose rows are shorter than this run the NumPy kernel (the row tables would be as large as the data).
 _SHORT_ROW = 16
+#: Outputs of at least this many bytes share their rows among numba's threads.
+_PARALLEL_BYTES = 1 << 20
+#: Row blocks per thread a parallel copy cuts its rows into.
+_CHUNKS_PER_THREAD = 4
 #: Bytes of output rows a large copy builds in cache before it streams them out.
 _STAGE_BYTES = 16 << 10
 
@@ -90,33 +94,36 @@ def _row(x: Any, xb: int, y: Any, yb: int, y_col: int, cols: Any, segments: Any,
 
 
 def _copy_rows_loops(x: Any, y: Any, x_rows: Any, y_rows: Any, cols: Any, segments: Any, y_col: int, fill: Any,
-                     stage_rows: int) -> None:
+                     stage_rows: int, chunks: int) -> None:
     gather_only = y_col == 1
     for c in range(cols.size):
         if cols[c] == FILL:
             gather_only = False
     rows, width = x_rows.size, cols.size
-    if stage_rows <= 1:
-        for r in range(rows):
-            _row(x, x_rows[r], y, y_rows[r], y_col, cols, segments, fill, gather_only)
-        return
-    # outputs larger than the caches: blocks of rows consecutive in the output built in a small buffer, then written
-    # with non-temporal stores (no read of the output's lines first)
-    stage = np.empty(stage_rows * width, y.dtype)
-    stage_address, y_address, item = stage.ctypes.data, y.ctypes.data, y.itemsize
-    r = 0
-    while r < rows:
-        count = 1
-        while count < stage_rows and r + count < rows and y_rows[r + count] == y_rows[r] + count * width:
-            count += 1
-        for k in range(count):
-            _row(x, x_rows[r + k], stage, k * width, 1, cols, segments, fill, gather_only)
-        stream_copy(y_address + y_rows[r] * item, stage_address, count * width * item)
-        r += count
-    fence()
+    y_address, item = y.ctypes.data, y.itemsize
+    for chunk in numba.prange(chunks):
+        first, last = chunk * rows // chunks, (chunk + 1) * rows // chunks
+        if stage_rows <= 1:
+            for r in range(first, last):
+                _row(x, x_rows[r], y, y_rows[r], y_col, cols, segments, fill, gather_only)
+            continue
+        # outputs larger than the caches: blocks of rows consecutive in the output built in a small buffer, then
+        # written with non-temporal stores (no read of the output's lines first)
+        stage = np.empty(stage_rows * width, y.dtype)
+        stage_address = stage.ctypes.data
+        r = first
+        while r < last:
+            count = 1
+            while count < stage_rows and r + count < last and y_rows[r + count] == y_rows[r] + count * width:
+                count += 1
+            for k in range(count):
+                _row(x, x_rows[r + k], stage, k * width, 1, cols, segments, fill, gather_only)
+            stream_copy(y_address + y_rows[r] * item, stage_address, count * width * item)
+            r += count
+        fence()
 
 
-_copy_rows: Any = numba.njit(cache=True)(_copy_rows_loops)
+_copy_rows: Any = numba.njit(cache=True, parallel=True)(_copy_rows_loops)
 
 
 def segments_of(cols: Map) -> np.ndarray[Any, np.dtype[np.int64]]:
@@ -169,20 +176,31 @@ def copy_kernel(maps: Sequence[Map], y_strides: Sequence[int], data_type: DataTy
     row_bytes = cols.size * data_type.element_size
     stage_rows = max(1, _STAGE_BYTES // row_bytes) if HAVE_STREAMING_STORES and y_col == 1 and \
         rows * row_bytes >= STREAMING_THRESHOLD_BYTES and row_bytes <= _STAGE_BYTES else 1
+    chunks = chunks_for(rows, rows * row_bytes)
     bits = np.dtype(f"u{data_type.element_size}")
     value = np.asarray(fill, data_type.numpy_dtype).reshape(1).view(bits)[0]
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, segments,
-                   y_col, value, stage_rows)
+        with PARALLEL_LAUNCH:
+            _copy_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols, segments,
+                       y_col, value, stage_rows, chunks)
 
     return kernel
+
+
+def chunks_for(rows: int, output_bytes: int) -> int:
+    """How many parts a copy of `rows` rows cuts them into: one below _PARALLEL_BYTES of output, else a few per
+    numba thread."""
+    return min(rows, _CHUNKS_PER_THREAD * numba.get_num_threads()) if output_bytes >= _PARALLEL_BYTES else 1
 
 
 def gather_rows(x: FlatArray, y: FlatArray, x_rows: Map, y_rows: Map, cols: Map) -> None:
     """y[y_rows[r] + c] = x[x_rows[r] + cols[c]] for every row r and column c (x and y: unsigned views of one
     width; every offset inside them), each row's columns gathered one by one."""
-    _copy_rows(x, y, x_rows, y_rows, cols, np.array([[0, cols.size, FILL]], np.int64), 1, y.dtype.type(0), 1)
+    chunks = chunks_for(x_rows.size, x_rows.size * cols.size * y.itemsize)
+    with PARALLEL_LAUNCH:
+        _copy_rows(x, y, x_rows, y_rows, cols, np.array([[0, cols.size, FILL]], np.int64), 1, y.dtype.type(0), 1,
+                   chunks)
 
 
 def is_small(desc: OperatorDesc) -> bool:
