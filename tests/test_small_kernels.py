@@ -99,6 +99,10 @@ def rows_of(count: int) -> Any:
     (sigmoid([4096]), True),
     (dml.ActivationReluOperatorDesc(input_tensor=T("INT32", [4096]), output_tensor=T("INT32", [4096])), True),
     (dml.ReduceOperatorDesc("SUM", T(F32, [32, 32]), T(F32, [1, 32]), [0]), False),  # small: NumPy for good
+    # the row-copy kernel's operators (backends/cpu/slice.py), whose numba kernel takes seconds to compile
+    (dml.SliceOperatorDesc(T(F32, [64, 64]), T(F32, [32, 64]), 2, [0, 0], [32, 64], [2, 1]), True),
+    (dml.DepthToSpaceOperatorDesc(T(F32, [1, 64, 8, 8]), T(F32, [1, 16, 16, 16]), 2), True),
+    (dml.PaddingOperatorDesc(T(F32, [32, 32]), T(F32, [34, 34]), "REFLECTION", 0.0, 2, [1, 1], [1, 1]), True),
 ])
 def test_a_descriptor_above_the_limits_starts_on_numpy(cold: Any, desc: dml.OperatorDesc, cold_start: bool) -> None:
     assert isinstance(compiled_kernel(desc), cold.BackgroundKernel) is cold_start

@@ -26,7 +26,8 @@ SMALL_TENSOR_ELEMENTS = 1024
 SMALL_KERNEL_MODULES = dict.fromkeys(
     ("reduce", "arg_min_max", "split", "join", "one_hot", "gather_nd", "gather_nd1", "element_wise", "activations",
      "mean_variance_normalization", "mean_variance_normalization1", "gemm",
-     "convolution", "cumulative", "gather", "scatter", "upsample", "nonzero", "top_k"), "SMALL_TENSOR_ELEMENTS")
+     "convolution", "cumulative", "gather", "scatter", "upsample", "nonzero", "top_k", "slice", "depth_space",
+     "padding"), "SMALL_TENSOR_ELEMENTS")
 
 #: A descriptor above the limits whose numba kernel this machine has not compiled yet runs the NumPy kernel of
 #: `small/` (where the operator has one that runs at any size) while a background process compiles numba's, which
