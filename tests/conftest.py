@@ -67,7 +67,13 @@ SMALL_KERNELS_TOO = EVERY_BACKEND - {"test_gpu"}
 #: Of those, the modules that also run on the gpu backend's generic shaders, `gpu-generic` (specialize.ENABLED False:
 #: sizes and strides read from the parameter buffer, as `OPENDML_GPU_SPECIALIZE=0` gives), while `gpu` runs the
 #: shaders specialized to each descriptor, so that both paths pass the same tests (issue 29); a subset, for CI's time.
-GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_join", "test_gather_nd1", "test_one_hot", "test_reduce"}
+GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_join", "test_gather_nd1", "test_one_hot", "test_reduce",
+                   "test_arg_min_max", "test_mean_variance_normalization1", "test_mean_variance_normalization",
+                   "test_padding_tile", "test_slice_cast", "test_gather"}
+
+#: Tests of other modules that also run on `gpu-generic`, (module, test): test_fuzz_memory's guard pages (fewer
+#: examples there, for CI's time).
+GPU_GENERIC_ALSO = {("test_fuzz_memory", "test_guarded_dispatches_in_a_subprocess")}
 
 
 def gpu_adapter_missing() -> str | None:
@@ -84,7 +90,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     if module in EVERY_BACKEND and "backend" in metafunc.fixturenames:
         names = ["cpu", "cpu-small", "gpu"] if module in SMALL_KERNELS_TOO else ["cpu", "gpu"]
-        names += ["gpu-generic"] if module in GPU_GENERIC_TOO else []
+        test = (module, metafunc.function.__name__)
+        generic = module in GPU_GENERIC_TOO or test in GPU_GENERIC_ALSO
+        names += ["gpu-generic"] if generic else []
         only = getattr(metafunc.function, "backends", None)   # a test that names its backends runs on those only
         metafunc.parametrize("backend", [name for name in names if only is None or name in only
                                          or (name == "gpu-generic" and "gpu" in only)], indirect=True)

@@ -8,9 +8,10 @@
 2. Descriptors: strides reaching one element past TotalTensorSizeInBytes, sizes whose product overflows 64 bits,
    last elements at 2^32: refused by create_operator, so no binding can ever be checked against a wrong size.
 3. Guard pages (a subprocess, so that a fault fails the test instead of killing pytest; one per backend, each on
-   its own kernels: numba's for every tensor, the small-tensor kernels, the gpu): every tensor of a valid
-   descriptor lies in an mmap region flanked by PROT_NONE pages, touching one of them; inputs are made read-only
-   (PROT_READ) after their data is written. Any read or write outside the bound ranges, and any write to an input,
+   its own kernels: numba's for every tensor, the small-tensor kernels, the gpu's specialized shaders and, with half
+   the examples, its generic ones): every tensor of a valid descriptor lies in an mmap region flanked by
+   PROT_NONE pages, touching one of them; inputs are made read-only (PROT_READ)
+   after their data is written. Any read or write outside the bound ranges, and any write to an input,
    faults (SIGSEGV). The outputs must match the oracles; adversarial bindings against the same regions must raise.
    On numba's kernels, gathers that read their batch's input region through first run with the input ending at its
    guard page.
@@ -49,6 +50,9 @@ import opendml as dml
 SLOW = os.environ.get("HYPOTHESIS_PROFILE") == "slow"
 MEMORY_EXAMPLES = int(os.environ.get("OPENDML_MEMORY_EXAMPLES", 20_000 if SLOW else 100))
 GUARDED_EXAMPLES = int(os.environ.get("OPENDML_GUARDED_EXAMPLES", 2_000 if SLOW else 25))
+#: The gpu backend's generic shaders (`gpu-generic`) run the guarded dispatches with this many times fewer examples,
+#: for CI's time (the specialized ones, `gpu`, run them all).
+GENERIC_FEWER = 2
 ALIGNMENT = 16
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -467,8 +471,9 @@ READ_THROUGH_GATHERS = [
 
 def use_backend(backend: str) -> None:
     """What conftest's `backend` fixture does, in the subprocess: `cpu` runs numba's kernels on every tensor,
-    `cpu-small` the small-tensor kernels, `gpu` the gpu backend."""
-    from conftest import backend_settings
+    `cpu-small` the small-tensor kernels, `gpu` the gpu backend's shaders specialized to each descriptor,
+    `gpu-generic` its generic ones (as OPENDML_GPU_SPECIALIZE=0 gives)."""
+    from conftest import backend_settings, gpu_specialized
 
     import opendml.backends.cpu
     import opendml.device
@@ -477,6 +482,10 @@ def use_backend(backend: str) -> None:
     for limit, value in limits.items():
         setattr(opendml.backends.cpu, limit, value)
     opendml.device.DEFAULT_BACKEND = device_backend
+    if not gpu_specialized(backend):
+        import opendml.backends.gpu.specialize
+
+        opendml.backends.gpu.specialize.ENABLED = False
 
 
 def run_guarded(examples: int, backend: str) -> None:
@@ -528,8 +537,9 @@ def test_guard_pages_fault_on_stray_access() -> None:
 
 
 def test_guarded_dispatches_in_a_subprocess(backend: str, request: pytest.FixtureRequest) -> None:
-    name = request.node.callspec.params["backend"]   # cpu, cpu-small or gpu, as the fixture sets them up
-    result = subprocess.run([sys.executable, __file__, "guarded", str(GUARDED_EXAMPLES), name], capture_output=True,
+    name = request.node.callspec.params["backend"]   # cpu, cpu-small, gpu or gpu-generic, as the fixture sets them up
+    examples = GUARDED_EXAMPLES if name != "gpu-generic" else max(1, GUARDED_EXAMPLES // GENERIC_FEWER)
+    result = subprocess.run([sys.executable, __file__, "guarded", str(examples), name], capture_output=True,
                             text=True, timeout=1800, cwd=Path(__file__).parent.parent)
     tail = "\n".join(result.stdout.splitlines()[-6:])
     assert result.returncode == 0, f"exit status {result.returncode} (-11: a stray access faulted) after:\n{tail}\n" \

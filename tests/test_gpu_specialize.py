@@ -5,8 +5,8 @@ The layout helpers (offset_of, coord_of, size_of, stride_of, rank_of) are run on
 drop size-1 dimensions, broadcast and wrap negative strides, their results worked out here in Python; a specialized
 pipeline is shared by operators of one descriptor and never by another; the element-wise engine's vec4 pass gives
 way to its scalar pass where a binding's base is not a whole 16-byte word; 16-bit outputs with gaps keep every byte
-around their elements. The same goldens and properties of test_element_wise, test_split, test_gather_nd1 and
-test_reduce run on both paths (conftest's `gpu-generic`).
+around their elements. The goldens, properties and sentinel tests of the modules of each specialized family run on
+both paths (conftest's `gpu-generic`, GPU_GENERIC_TOO), and test_fuzz_memory's guard pages too.
 """
 
 from __future__ import annotations
