@@ -817,6 +817,7 @@ ORACLE_CLASSES: tuple[type[dml.OperatorDesc], ...] = (
     dml.ScatterElementsOperatorDesc, dml.ScatterNdOperatorDesc,
     dml.Upsample2dOperatorDesc, dml.NonzeroCoordinatesOperatorDesc, dml.TopKOperatorDesc)
 
+
 def written_outputs(desc: dml.OperatorDesc, outputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The outputs as far as the operator writes them: NONZERO_COORDINATES leaves its rows past the count as they
     were (README, Rulings), so they are set to 0 here before outputs of different runs are compared."""
