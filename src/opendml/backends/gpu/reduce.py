@@ -27,7 +27,10 @@ Specialized shaders (specialize.ENABLED, read at compile time; issue 29): the pa
 WGSL literals (`placeholders`; the layout blocks through specialize.render), so loops know their bounds and divide by
 constants; a reduced block that is one run of equally spaced elements (OUTER empty) is walked by a plain loop
 (reduce_walk_row.wgsl); the tree pass, one work-group per row of contiguous elements where the outputs are few
-enough, reads its parameters (the input's base element, TwoSum's opaque 1.0) once per invocation. Generic shaders
+enough, reads its parameters (the input's base element, TwoSum's opaque 1.0) once per invocation; where lanes run
+along the block (not OUTPUT_FAST), pass 1's invocations each play up to VIRTUAL_PARTS of an output's parts and
+combine them as the tree's first levels would (reduce_tree_lanes.wgsl): the same order, a quarter of the work-groups
+(on lavapipe each work-group's barriers cost more than its loads). Generic shaders
 read them from P, one pipeline per types and function. Both walk every block in the same order.
 
 Every combining order is fixed by the plan alone (no atomics; where subgroup shuffles are used, they combine the
@@ -71,6 +74,9 @@ MIN_PER_INVOCATION = 32
 PER_PART = 4
 #: Up to this many chunks per output are combined by the elementwise pass 2; more get a tree pass of their own.
 COMBINE_MAX_CHUNKS = 16
+#: Specialized, where the reduced axis is the contiguous one, each invocation of pass 1 plays up to this many of
+#: its output's parts (reduce_tree_lanes.wgsl), so that a work-group serves as many times more outputs.
+VIRTUAL_PARTS = 4
 #: The largest reduced block the 32-bit counters of the shaders walk (with room for a work-group's stride).
 MAX_BLOCK = 2**32 - 2 * WORKGROUP_SIZE
 
@@ -312,12 +318,15 @@ class ReduceKernel(GpuKernel):
         chunks = -(-plan.reduced // chunk)
         self._scratch = self.scratch(chunks * plan.outputs * words * 4 if chunks > 1 or self.packed else 16)
         final = not self.packed
+        virtual = min(VIRTUAL_PARTS, parts // 2) if specialize.ENABLED and not output_fast else 1
+        if virtual > 1:     # the same parts, VIRTUAL_PARTS to an invocation: fewer work-groups
+            output_groups = -(-plan.outputs // (WORKGROUP_SIZE * virtual // parts))
         if chunks == 1:
             self._tree("reduce_fold_input.wgsl", plan.reduced, parts, output_fast, output_groups, 1, plan.reduced,
-                       final)
+                       final, virtual)
         else:
             self._tree("reduce_fold_input.wgsl", plan.reduced, parts, output_fast, output_groups, chunks, chunk,
-                       False)
+                       False, virtual)
             if chunks <= COMBINE_MAX_CHUNKS:
                 self._combine(chunks)
                 return
@@ -384,9 +393,10 @@ class ReduceKernel(GpuKernel):
         self.steps.append(self._step(text, ("x", "out"), params, output.groups()))
 
     def _tree(self, fold: str, block: int, parts: int, output_fast: bool, output_groups: int, chunks: int,
-              chunk: int, final: bool) -> None:
+              chunk: int, final: bool, virtual: int = 1) -> None:
         """A work-group tree pass (reduce_tree.wgsl) folding `block` items per output with `fold` (the input's
-        elements, or pass 1's states)."""
+        elements, or pass 1's states); with `virtual` > 1 (specialized, not `output_fast`), reduce_tree_lanes.wgsl,
+        each invocation playing `virtual` of the `parts`."""
         bindings: tuple[str, ...] = ("x", "scratch") if self.packed else ("x", "scratch", "out")
         params = Params(len(bindings))
         total = output_groups * chunks
@@ -405,6 +415,8 @@ class ReduceKernel(GpuKernel):
             write, self._walk(positions), template(fold, **positions),
             tree.tree(self.context, "state_tree", "State", "state_combine", WORKGROUP_SIZE, state.to_words,
                       state.from_words),
+            template("reduce_tree_lanes.wgsl", VIRTUAL=virtual, LANES=parts // virtual, **positions,
+                     **tree.placeholders(self.context)) if virtual > 1 else
             template("reduce_tree.wgsl", **positions, **tree.placeholders(self.context))])
         self.steps.append(self._step(text, bindings, params, group_counts(total, 1)))
 
