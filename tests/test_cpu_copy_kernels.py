@@ -62,6 +62,22 @@ def test_gather_elements_along_the_last_axis_and_a_middle_one() -> None:
     assert run(desc, cube, picks, out_shape=(8, 2, 3)).tolist() == np.take_along_axis(cube, fixed, 1).tolist()
 
 
+def test_gathers_with_rows_shared_among_threads() -> None:
+    """Outputs of 1 MiB and more split their rows over numba's threads; each row still fixes every index."""
+    x = np.arange(64 * 4096, dtype=np.int64).reshape(64, 4096) % 251   # 2 MiB, every row different
+    x = x + np.arange(64, dtype=np.int64)[:, None] * 1000
+    picks = np.array([[4095, -1, 5000, -4096, -5000, 7] * 683], dtype=np.int32)[:, :4096]
+    fixed = np.array([[4095, 4095, 4095, 0, 0, 7] * 683])[:, :4096]
+    desc = dml.GatherOperatorDesc(tensor("INT64", (64, 4096)), tensor("INT32", picks.shape),
+                                  tensor("INT64", (64, 4096)), 1, 1)
+    assert np.array_equal(run(desc, x, picks, out_shape=(64, 4096), dtype=np.int64), x[:, fixed[0]])
+    elements = np.tile(np.array([[-1, 4096, 2, -4097]], dtype=np.int64), (64, 1024))   # fixed: [4095, 4095, 2, 0]
+    desc = dml.GatherElementsOperatorDesc(tensor("INT64", (64, 4096)), tensor("INT64", (64, 4096)),
+                                          tensor("INT64", (64, 4096)), 1)
+    expected = np.take_along_axis(x, np.tile(np.array([[4095, 4095, 2, 0]]), (64, 1024)), 1)
+    assert np.array_equal(run(desc, x, elements, out_shape=(64, 4096), dtype=np.int64), expected)
+
+
 def test_padding_with_short_rows_falls_back_to_the_numpy_kernel() -> None:
     x = np.arange(5000 * 2, dtype=np.int16).reshape(5000, 2)
     desc = dml.PaddingOperatorDesc(tensor("INT16", (5000, 2)), tensor("INT16", (5000, 5)), "CONSTANT", -3.0, 2,

@@ -10,9 +10,10 @@ Two layouts have kernels of their own, where every tensor is packed and the indi
 
 * GATHER along the last dimension that is not 1 (nothing after Axis): the indices, fixed once per dispatch with
   NumPy (a negative one of a signed type counts from the end once, then each is clamped into Axis: GATHER_ND1's
-  rules), become the column offsets of slice.py's row-copy kernel, each output row gathered from its input row;
-* GATHER_ELEMENTS with INT64 indices of the input's sizes but along Axis: one numba pass over the rows before Axis,
-  each element's index fixed by the same rules where it is read.
+  rules) into unsigned column offsets (32-bit where Axis allows), then one numba loop per output row, rows over
+  numba's threads, each row gathered from its input row (which stays in cache) straight into the output;
+* GATHER_ELEMENTS with INT64 indices of the input's sizes but along Axis: one fused numba pass over the rows before
+  Axis, each element's index fixed by the same rules where it is read (no array of fixed indices).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from . import gather_nd1
 from .memory_kernels import PARALLEL_LAUNCH
-from .slice import gather_rows
+from .slice import chunks_for
 
 #: The own kernels run where the rows before Axis are at least this many (they are what the threads share) and a
 #: GATHER's indices at most _MOST_COLUMNS (its column offsets stay in cache).
@@ -69,23 +70,45 @@ def _gather_last(desc: GatherOperatorDesc) -> Kernel | None:
         return None
     bits = np.dtype(f"u{source.data_type.element_size}")
     index_type = indices.data_type.numpy_dtype
-    x_rows = np.arange(pre, dtype=np.int64) * size
-    y_rows = np.arange(pre, dtype=np.int64) * count
+    offset_type = np.uint32 if size <= 1 << 32 else np.uint64
+    chunks = chunks_for(pre, result.element_count * source.data_type.element_size)
 
     def kernel(inputs: Sequence[FlatArray | None], outputs: Sequence[FlatArray]) -> None:
-        cols = _fix_indices(cast(FlatArray, inputs[1]).view(index_type)[:count], size)
-        gather_rows(cast(FlatArray, inputs[0]).view(bits), outputs[0].view(bits), x_rows, y_rows, cols)
+        cols = _fix_indices(cast(FlatArray, inputs[1]).view(index_type)[:count], size).astype(offset_type)
+        with PARALLEL_LAUNCH:
+            _gather_last_rows(cast(FlatArray, inputs[0]).view(bits), cols, outputs[0].view(bits), pre, size, chunks)
 
     return kernel
 
 
+def _gather_last_loops(x: Any, cols: Any, y: Any, pre: int, size: int, chunks: int) -> None:
+    """y[p * count + c] = x[p * size + cols[c]] for every row p < pre and column c < count = cols.size (cols: fixed,
+    unsigned offsets within a row; unsigned arithmetic throughout, so no index is wrapped from the end)."""
+    count = cols.size
+    for chunk in numba.prange(chunks):
+        for p in range(chunk * pre // chunks, (chunk + 1) * pre // chunks):
+            xb, yb = np.uint64(p * size), np.uint64(p * count)
+            for c in range(count):
+                y[yb + np.uint64(c)] = x[xb + cols[c]]
+
+
+_gather_last_rows: Any = numba.njit(cache=True, parallel=True)(_gather_last_loops)
+
+
 def _gather_elements_loops(x: Any, indices: Any, y: Any, pre: int, size: int, count: int, post: int, chunks: int
                            ) -> None:
+    top = size - 1
     for chunk in numba.prange(chunks):
         for p in range(chunk * pre // chunks, (chunk + 1) * pre // chunks):
             xb, yb = p * size * post, p * count * post
+            if post == 1:   # Axis innermost: one tight loop per row (read the index, fix it, load, store)
+                for k in range(yb, yb + count):
+                    i = indices[np.uint64(k)]
+                    i = min(max(i + (size if i < 0 else 0), 0), top)
+                    y[np.uint64(k)] = x[np.uint64(xb + i)]
+                continue
             for k in range(count * post):
-                q = k % post if post != 1 else 0
+                q = k % post
                 i = indices[yb + k]
                 if i < 0:
                     i += size
