@@ -19,18 +19,19 @@ pytestmark = pytest.mark.skipif(gpu_adapter_missing() is not None, reason=f"gpu 
 
 T = dml.TensorDesc
 
-#: (function, data type, sizes, strides, offset in elements, axes)
+#: (function, data type, sizes, strides, offset in elements, axes); each with enough outputs to fill the work-groups
+#: (outputs * parts >= 256 * VIRTUAL_PARTS), as the pass requires.
 CASES = [
-    ("SUM", "FLOAT16", [5, 37], [40, 1], 3, [1]),           # odd rows, odd start, padded: starts mid-word
-    ("SUM", "FLOAT16", [3, 1001], [1001, 1], 1, [1]),       # odd length, odd start: every other row mid-word
-    ("L2", "FLOAT16", [2, 4096], [4096, 1], 0, [1]),        # long rows
-    ("SUM", "FLOAT32", [2, 70000], [70000, 1], 0, [1]),     # few outputs: chunked, pass 2 combines
-    ("AVERAGE", "FLOAT32", [7, 300], [301, 1], 5, [1]),     # 7 outputs: the last work-group is not full
+    ("SUM", "FLOAT16", [64, 37], [40, 1], 3, [1]),           # odd rows, odd start, padded: starts mid-word
+    ("SUM", "FLOAT16", [5, 1001], [1001, 1], 1, [1]),       # odd length, odd start: every other row mid-word
+    ("L2", "FLOAT16", [4, 4096], [4096, 1], 0, [1]),        # long rows
+    ("SUM", "FLOAT32", [4, 70000], [70000, 1], 0, [1]),     # few outputs: chunked, pass 2 combines
+    ("AVERAGE", "FLOAT32", [9, 300], [301, 1], 5, [1]),     # 9 outputs: the last work-group is not full
     ("ARGMAX", "FLOAT16", [9, 515], [515, 1], 1, [1]),
-    ("MIN", "FLOAT16", [3, 33], [33, 1], 1, [1]),
+    ("MIN", "FLOAT16", [71, 33], [33, 1], 1, [1]),
     ("SUM", "INT32", [4, 999], [999, 1], 0, [1]),
     ("MULTIPLY", "FLOAT32", [6, 777], [779, 1], 1, [1]),    # float products round differently in another order
-    ("MULTIPLY", "FLOAT16", [3, 2049], [2049, 1], 1, [1]),
+    ("MULTIPLY", "FLOAT16", [5, 2049], [2049, 1], 1, [1]),
 ]
 
 

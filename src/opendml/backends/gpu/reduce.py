@@ -319,6 +319,8 @@ class ReduceKernel(GpuKernel):
         self._scratch = self.scratch(chunks * plan.outputs * words * 4 if chunks > 1 or self.packed else 16)
         final = not self.packed
         virtual = min(VIRTUAL_PARTS, parts // 2) if specialize.ENABLED and not output_fast else 1
+        if plan.outputs * parts < WORKGROUP_SIZE * virtual:
+            virtual = 1     # too few outputs to fill the work-groups that many parts to an invocation would have
         if virtual > 1:     # the same parts, VIRTUAL_PARTS to an invocation: fewer work-groups
             output_groups = -(-plan.outputs // (WORKGROUP_SIZE * virtual // parts))
         if chunks == 1:
