@@ -140,7 +140,7 @@ class MvnKernel(GpuKernel):
                            COORDINATES=_coordinates(params, dims[len(rows):], {"y_at": 2, "s_at": 4, "b_at": 5}, 16))
         text = "".join([*parts, template("mean_variance_normalization1_scaling.wgsl"),
                         template("mean_variance_normalization1_finish.wgsl", **at),
-                        self._max_or_tree(),
+                        tree.tree(context, "top_tree", "vec3<u32>", "top_combine", WIDTH, ("s",), "w0", broadcast=True),
                         tree.tree(context, "sum_tree", "vec2<f32>", "add_sums", WIDTH, ("bitcast<vec2<u32>>(s)",),
                                   "bitcast<vec2<f32>>(w0)", broadcast=True),
                         template("mean_variance_normalization1_statistics.wgsl", SLOTS=SLOTS, WIDTH=WIDTH, **at,

@@ -1,12 +1,13 @@
 // MVN statistics: each segment of LANES invocations (a power of two dividing the work-group) takes one item, a
 // chunk of at most CHUNK elements of one group (a group is one chunk unless it is large), each invocation
 // SLOTS of its elements, held in registers for every pass:
-//   1. the largest finite magnitude (-> the exponent e of the scaling, see the scaling functions) and the flags of
-//      non-finite values;
-//   2. the sum of (y - y_0), y = x 2^-e, y_0 the chunk's first element: a shift near the mean, exact for data such
-//      as 1e4 + small noise (the differences are exact), which a plain FLOAT32 sum would blur;
-//   3. the sum and the sum of squares of the deviations d = y - shift: mean = shift + sum(d) / n as two FLOAT32
-//      parts, M2 = sum(d^2) - sum(d)^2 / n, a sum of non-negative terms around the mean.
+//   1. the largest finite magnitude (-> the exponent e of the scaling, see the scaling functions), the flags of
+//      non-finite values and a rough sum (of x 2^-13), one tree for the three;
+//   2. the sum and the sum of squares of the deviations d = y - shift, y = x 2^-e, shift the rough mean scaled:
+//      mean = shift + sum(d) / n as two FLOAT32 parts, M2 = sum(d^2) - sum(d)^2 / n. Where the shift is too far
+//      from the mean for that (M2 would cancel: data such as 1e4 + small noise, whose rough sum lost the low bits),
+//      the work-group takes the sums again from shift + sum(d) / n, which is then within a few units in the last
+//      place of the mean (the deviations of such data are exact), so most groups take two trees, not three.
 // Every sum is a per-invocation sum in slot order, then a fixed tree over the segment (sum_tree, tree.py): one
 // order, whatever the adapter. A one-chunk group is finished here; the chunks of a large group are written as
 // records of 6 words at RECORDS (count, e, mean_hi, mean_lo, M2, flags) for the merge pass.
@@ -30,6 +31,13 @@ fn element_offset(j: u32) -> u32 {
     return offset_of({NORM}u, j);
 }
 
+// The largest magnitude's bits, the flags and a rough sum (FLOAT32 bits).
+fn top_combine(a: vec3<u32>, b: vec3<u32>) -> vec3<u32> {
+    return vec3<u32>(max(a.x, b.x), a.y | b.y, bitcast<u32>(bitcast<f32>(a.z) + bitcast<f32>(b.z)));
+}
+
+var<workgroup> mvn_refine: u32;
+
 @compute @workgroup_size(WIDTH)
 fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) groups: vec3<u32>{SUBGROUP_PARAMETERS}) {
@@ -49,6 +57,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     var bits: array<u32, SLOTS>;
     var largest = 0u;
     var flags = 0u;
+    var rough = 0.0;
     for (var k = 0u; k < SLOTS; k++) {
         let j = k * lanes + lane;
         var b = 0u;
@@ -57,6 +66,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
             let a = b & 0x7fffffffu;
             if (a < 0x7f800000u) {
                 largest = max(largest, a);
+                rough += bitcast<f32>(b) * 0x1p-13f;
             } else if (a > 0x7f800000u) {
                 flags = flags | 1u;
             } else {
@@ -66,7 +76,7 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
         bits[k] = b;
     }
     let sg = {SUBGROUP};
-    let top = max_or_tree(vec2<u32>(largest, flags), first, lane, lanes, 1u, t, sg);
+    let top = top_tree(vec3<u32>(largest, flags, bitcast<u32>(rough)), first, lane, lanes, 1u, t, sg);
     let e = exponent_of(top.x);
     flags = top.y;
 
@@ -75,40 +85,47 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wid: vec
     for (var k = 0u; k < SLOTS; k++) {
         y[k] = select(0.0, scaled(bits[k], e), (bits[k] & 0x7fffffffu) < 0x7f800000u);
     }
-    sum_tree_share[t] = vec2<f32>(y[0], 0.0);
-    workgroupBarrier();
-    let y0 = sum_tree_share[first].x;
-    workgroupBarrier();
-    var sum = 0.0;
-    for (var k = 0u; k < SLOTS; k++) {
-        if (k * lanes + lane < count) { sum += y[k] - y0; }
-    }
     let n = f32(count);
-    let shift = y0 + sum_tree(vec2<f32>(sum, 0.0), first, lane, lanes, 1u, t, sg).x / n;
-    workgroupBarrier();
-
-    // 3. Deviations from the shift.
-    var sum_d = 0.0;
-    var sum_d2 = 0.0;
-    for (var k = 0u; k < SLOTS; k++) {
-        if (k * lanes + lane < count) {
-            let d = y[k] - shift;
-            sum_d += d;
-            sum_d2 += d * d;
+    // 2. The shift: the rough mean (a FLOAT32 sum of x 2^-13, which cannot overflow for CHUNK <= 2^12, taken in the
+    // first tree), scaled. Where the deviations from it show that it is far from the mean (n (mean - shift)^2 more
+    // than 1/64 of their sum of squares, so that M2 = sum(d^2) - sum(d)^2 / n would cancel: the rough sum lost
+    // the low bits of data such as 1e4 + small noise, or underflowed), the work-group takes them again from the
+    // shift plus their mean, which is then within a few units in the last place of the mean: the deviations of such
+    // data are exact.
+    var shift = 0.0;
+    if (valid) { shift = times_pow2(bitcast<f32>(top.z) / n, 13 - e); }
+    var sums: vec2<f32>;
+    for (var round = 0u; round < 2u; round++) {
+        if (t == 0u) { mvn_refine = 0u; }
+        var sum_d = 0.0;
+        var sum_d2 = 0.0;
+        for (var k = 0u; k < SLOTS; k++) {
+            if (k * lanes + lane < count) {
+                let d = y[k] - shift;
+                sum_d += d;
+                sum_d2 += d * d;
+            }
         }
+        sums = sum_tree(vec2<f32>(sum_d, sum_d2), first, lane, lanes, 1u, t, sg);
+        // Every part of a segment has its sums, so the segment moves its shift as one; a segment that does not
+        // keeps it and takes the same sums again (its result does not depend on its neighbours).
+        let far = valid && sums.x * (sums.x / n) > 0.015625 * sums.y;
+        if (far && lane == 0u) { mvn_refine = 1u; }
+        if (round == 1u || workgroupUniformLoad(&mvn_refine) == 0u) { break; }
+        if (far) { shift += sums.x / n; }
     }
-    let sums = sum_tree(vec2<f32>(sum_d, sum_d2), first, lane, lanes, 1u, t, sg);
     if (valid && lane == 0u) {
         let total = sums.x;
+        let mean_hi = shift;
         let mean_lo = total / n;
         let m2 = max(sums.y - total * mean_lo, 0.0);
         if (chunks == 1u) {
-            finish(g, e, shift, mean_lo, m2, flags, n);
+            finish(g, e, mean_hi, mean_lo, m2, flags, n);
         } else {
             let record = {RECORDS} + 6u * item;
             stats[record] = count;
             stats[record + 1u] = bitcast<u32>(e);
-            stats[record + 2u] = bitcast<u32>(shift);
+            stats[record + 2u] = bitcast<u32>(mean_hi);
             stats[record + 3u] = bitcast<u32>(mean_lo);
             stats[record + 4u] = bitcast<u32>(m2);
             stats[record + 5u] = flags;
