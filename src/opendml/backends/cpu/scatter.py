@@ -35,7 +35,7 @@ from ...types import DataType, ExecutionFlags
 from .. import FlatArray, Kernel
 from ..plans import gather_out_of_range
 from ..scatter_plan import scatter_plan
-from .gather_nd1 import _at, _first_out_of_range
+from .gather_nd1 import _at, _copy_rest, _first_out_of_range
 from .memory_kernels import (
     LINE_BYTES,
     PARALLEL_LAUNCH,
@@ -110,32 +110,6 @@ def _walk(indices: Any, updates: Any, out: Any, layout: Any, settings: Any, winn
                 cell += v * coordinate_cells[k]
             if valid:
                 winner[cell] = base_up + p * step_up
-
-
-@numba.njit(cache=True, inline="always")
-def _copy_block(source: Any, at: int, strides: Any, out: Any, target: int, rest_sizes: Any, rest_out: Any,
-                counter: Any) -> None:
-    """One cell's rest elements, from `source` at `at` (its rest strides `strides`) to `out` at `target`."""
-    last = rest_sizes.size - 1
-    run, step_in, step_out = rest_sizes[last], strides[last], rest_out[last]
-    for d in range(last):
-        counter[d] = 0
-    while True:
-        offset_in, offset_out = at, target
-        for d in range(last):
-            offset_in += counter[d] * strides[d]
-            offset_out += counter[d] * rest_out[d]
-        for r in range(run):
-            out[offset_out + r * step_out] = source[offset_in + r * step_in]
-        d = last - 1
-        while d >= 0:
-            counter[d] += 1
-            if counter[d] < rest_sizes[d]:
-                break
-            counter[d] = 0
-            d -= 1
-        if d < 0:
-            return
 
 
 @numba.njit(cache=True)
@@ -214,10 +188,10 @@ def _copy_range(data: Any, updates: Any, out: Any, winner: Any, layout: Any, set
             for j in range(first, first + count):
                 w = winner[cell + j - first]
                 if w >= 0:
-                    _copy_block(updates, w, rest_up, out, base_out + j * step_out, rest_sizes, rest_out, counter)
+                    _copy_rest(updates, w, out, base_out + j * step_out, rest_sizes, rest_up, rest_out, counter)
                 else:
-                    _copy_block(data, base_in + j * step_in, rest_in, out, base_out + j * step_out, rest_sizes,
-                                rest_out, counter)
+                    _copy_rest(data, base_in + j * step_in, out, base_out + j * step_out, rest_sizes, rest_in,
+                               rest_out, counter)
         cell += count
     if stream:
         fence()  # this thread's non-temporal stores are visible before the call returns
