@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from . import specialize
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
 from .index_tensors import index_functions
-from .kernel import ElementwiseSource, GpuKernel, compile_pass, template
+from .kernel import ElementwiseSource, GpuKernel, Pass, compile_pass, template
 from .runs import Run, RunSource, run_layout
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
 
@@ -47,6 +48,17 @@ def _add_outer_and_tuple(params: Params, plan: GatherPlan) -> tuple[int, int]:
     pairs = [value for pair in zip(plan.coordinate_sizes, plan.coordinate_strides, strict=True) for value in pair]
     tuple_block = params.add(len(plan.coordinate_sizes), plan.tuple_stride, *pairs)
     return outer_ix, tuple_block
+
+
+def first_flagged(context: GpuContext, check_pass: Pass, indices: Bound, status: Any) -> int:
+    """Runs a debug check pass over `indices` at once (it lowers `status`, a u32 scratch word, to the first flagged
+    coordinate's position) and returns that position (NONE: none flagged)."""
+    context.flush()  # indices written by dispatches recorded earlier in a batch must be there
+    context.write(status, 0, np.array([NONE], np.uint32))
+    recorder = Recorder(context)
+    check_pass.record(recorder, [indices, status])
+    recorder.submit()
+    return int(np.frombuffer(context.read(status, 0, 4), np.uint32)[0])
 
 
 class GatherKernel(GpuKernel):
@@ -98,13 +110,7 @@ class GatherKernel(GpuKernel):
             return
         indices = inputs[1]
         assert indices is not None
-        context = self.context
-        context.flush()  # indices written by dispatches recorded earlier in a batch must be there
-        context.write(self.status, 0, np.array([NONE], np.uint32))
-        recorder = Recorder(context)
-        self.check_pass.record(recorder, [indices, self.status])
-        recorder.submit()
-        first = int(np.frombuffer(context.read(self.status, 0, 4), np.uint32)[0])
+        first = first_flagged(self.context, self.check_pass, indices, self.status)
         if first != NONE:
             tuple_size = len(self.plan.coordinate_sizes)
             raise gather_out_of_range(self.gather_desc, first // tuple_size, first % tuple_size,

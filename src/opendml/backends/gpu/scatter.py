@@ -28,7 +28,7 @@ from ..plans import gather_out_of_range, gather_plan
 from ..scatter_plan import scatter_plan
 from .context import WORKGROUP_SIZE, Bound, GpuContext, Recorder, group_counts
 from .elementwise import COMMON, NONE, Params
-from .gather_nd1 import _add_outer_and_tuple
+from .gather_nd1 import _add_outer_and_tuple, first_flagged
 from .index_tensors import index_functions
 from .kernel import ElementwiseSource, GpuKernel, compile_pass, template
 from .wgsl import buffer, loads, params_binding, prelude, raw_type
@@ -99,19 +99,13 @@ class ScatterKernel(GpuKernel):
             return
         indices = inputs[1]
         assert indices is not None
-        context = self.context
-        context.flush()  # indices written by dispatches recorded earlier in a batch must be there
-        context.write(self.status, 0, np.array([NONE], np.uint32))
-        recorder = Recorder(context)
-        self.check_pass.record(recorder, [indices, self.status])
-        recorder.submit()
-        first = int(np.frombuffer(context.read(self.status, 0, 4), np.uint32)[0])
+        first = first_flagged(self.context, self.check_pass, indices, self.status)
         if first != NONE:
             dtype = self.dual.indices_tensor.data_type.numpy_dtype
 
             def index_at(offset: int) -> int:
-                raw = context.read(indices.handle, indices.bind_offset + (indices.base + offset) * dtype.itemsize,
-                                   dtype.itemsize)
+                raw = self.context.read(indices.handle, indices.bind_offset + (indices.base + offset) * dtype.itemsize,
+                                        dtype.itemsize)
                 return int(np.frombuffer(raw, dtype)[0])
 
             raise gather_out_of_range(self.dual, first // self.tuple_size, first % self.tuple_size, index_at)
