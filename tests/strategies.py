@@ -307,6 +307,17 @@ def descriptor_drawer(cls: type[dml.OperatorDesc]) -> DescriptorDrawer | None:
     return next((DESCRIPTOR_DRAWERS[base] for base in cls.__mro__ if base in DESCRIPTOR_DRAWERS), None)
 
 
+def registered_descriptor(draw: st.DrawFn, classes: Sequence[type[dml.OperatorDesc]],
+                          levels: Sequence[dml.FeatureLevel], types: Any = None) -> Any:
+    """A descriptor of one of `classes` at one of `levels`, drawn by its registered drawer, whose InputTensor's data
+    type is among `types` (None: any)."""
+    cls = draw(st.sampled_from(list(classes)))
+    drawer = descriptor_drawer(cls)
+    assert drawer is not None
+    level = draw(st.sampled_from(list(levels)))
+    return draw(drawer(cls, level).filter(lambda d: types is None or d.input_tensor.data_type in types))
+
+
 def table_row(cls: type[dml.OperatorDesc], level: dml.FeatureLevel, title: str = "") -> Mapping[str, Any] | None:
     """The row of `cls`'s support table (the one titled `title` where it has several) in force at `level`."""
     from opendml.support import describe

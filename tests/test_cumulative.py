@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_cumulative
-from strategies import backends, build_buffer, descriptor_drawer, read_buffer, run_one_input
+from strategies import backends, build_buffer, read_buffer, registered_descriptor, run_one_input
 from test_elementwise_samples import EXAMPLES, _cli
 
 import opendml as dml
@@ -356,12 +356,8 @@ def test_float_results_are_within_the_float32_error_of_the_float64_tally(backend
 
 @st.composite
 def cumulative_cases(draw: st.DrawFn, backend: str) -> tuple[CumulativeOperatorDesc, np.ndarray, int]:
-    cls = draw(st.sampled_from(CLASSES))
-    drawer = descriptor_drawer(cls)
-    assert drawer is not None
-    level = draw(st.sampled_from([TOP, FL.LEVEL_4_0, FL.LEVEL_3_1]))
     types = None if backend == "cpu-small" else REPRESENTATIVE
-    desc = draw(drawer(cls, level).filter(lambda d: types is None or d.input_tensor.data_type in types))
+    desc = registered_descriptor(draw, CLASSES, [TOP, FL.LEVEL_4_0, FL.LEVEL_3_1], types)
     assert isinstance(desc, CumulativeOperatorDesc)
     seed = draw(st.integers(0, 2**16))
     x = _data(desc.input_tensor.data_type, desc.input_tensor.sizes, desc.is_product, seed)

@@ -23,7 +23,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_nonzero
-from strategies import addressed_byte_mask, backends, build_buffer, descriptor_drawer, read_buffer, sentinel_bytes
+from strategies import (
+    addressed_byte_mask,
+    backends,
+    build_buffer,
+    read_buffer,
+    registered_descriptor,
+    sentinel_bytes,
+)
 from test_elementwise_samples import _cli
 
 import opendml as dml
@@ -231,10 +238,8 @@ def test_ranks_off_the_table_are_refused(sizes: list[int]) -> None:
 
 @st.composite
 def nonzero_cases(draw: st.DrawFn, backend: str) -> tuple[dml.NonzeroCoordinatesOperatorDesc, np.ndarray, int]:
-    drawer = descriptor_drawer(NZ)
-    assert drawer is not None
     types = None if backend == "gpu" or _small() else {F32, F16, DT.UINT8}
-    desc = draw(drawer(NZ, TOP).filter(lambda d: types is None or d.input_tensor.data_type in types))
+    desc = registered_descriptor(draw, [NZ], [TOP], types)
     assert isinstance(desc, NZ)
     seed = draw(st.integers(0, 2**16))
     return desc, _values(desc.input_tensor.data_type, desc.input_tensor.sizes, seed), seed

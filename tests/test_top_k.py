@@ -24,8 +24,8 @@ from strategies import (
     addressed_byte_mask,
     backends,
     build_buffer,
-    descriptor_drawer,
     read_buffer,
+    registered_descriptor,
     sentinel_bytes,
     tensor_size_in_bytes,
 )
@@ -339,12 +339,8 @@ def test_long_sequences_against_the_reference(backend: str) -> None:
 
 @st.composite
 def top_k_cases(draw: st.DrawFn, backend_name: str) -> tuple[TopKOperatorDesc, np.ndarray, int]:
-    cls = draw(st.sampled_from([TOP_K, TOP_K1]))
-    drawer = descriptor_drawer(cls)
-    assert drawer is not None
-    level = draw(st.sampled_from([TOP, FL.LEVEL_3_1, FL.LEVEL_2_1]))
     types = None if backend_name == "cpu-small" else REPRESENTATIVE
-    desc = draw(drawer(cls, level).filter(lambda d: types is None or d.input_tensor.data_type in types))
+    desc = registered_descriptor(draw, [TOP_K, TOP_K1], [TOP, FL.LEVEL_3_1, FL.LEVEL_2_1], types)
     assert isinstance(desc, TopKOperatorDesc)
     seed = draw(st.integers(0, 2**16))
     return desc, _data(desc.input_tensor.data_type, desc.input_tensor.sizes, seed), seed
