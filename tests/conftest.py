@@ -68,8 +68,7 @@ SMALL_KERNELS_TOO = EVERY_BACKEND - {"test_gpu"}
 #: sizes and strides read from the parameter buffer, as `OPENDML_GPU_SPECIALIZE=0` gives), while `gpu` runs the
 #: shaders specialized to each descriptor, so that both paths pass the same tests (issue 29); a subset, for CI's time.
 GPU_GENERIC_TOO = {"test_element_wise", "test_split", "test_join", "test_gather_nd1", "test_one_hot", "test_reduce",
-                   "test_arg_min_max", "test_mean_variance_normalization1", "test_mean_variance_normalization",
-                   "test_padding_tile", "test_slice_cast", "test_gather"}
+                   "test_mean_variance_normalization1", "test_padding_tile"}
 
 #: Tests of other modules that also run on `gpu-generic`, (module, test): test_fuzz_memory's guard pages (fewer
 #: examples there, for CI's time).
