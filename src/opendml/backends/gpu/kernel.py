@@ -206,8 +206,9 @@ class _Deferred:
         self.built: Pass | None = None
 
     def get(self) -> Pass:
-        if self.built is None:
-            self.built = compile_pass(self.context, self.source, self.bindings, self.params, self.groups)
+        if self.built is None:   # the source is rendered already: build it as it is
+            self.context.pipeline(self.source, self.bindings)
+            self.built = Pass(self.source, self.params.array(), self.groups)
         return self.built
 
 
