@@ -7,12 +7,14 @@ ten-node graph's replay, and the compile time of two 100-node graphs (a chain of
     python bench/bench_gpu_dispatch.py --count 500 --profile    # and cProfile's top entries of each line
 
 Host time is the time of one call from Python (record and submit, no wait for the device), the median of `--count`
-calls after warm-up, gc off, rounds of each line interleaved (`--rounds`, the median of their medians): the wall
-time, and the calling thread's CPU time (on a shared machine, and on lavapipe, whose threads run the dispatches on
-the same cores, the wall time also counts the time others took the core; on lavapipe a submission waits while its
-threads run the work, so the wall time holds the device's time too). Inputs and outputs live in device memory
-(`Device.create_buffer`), bound by reused Bindings. The floor line records and submits the RELU line's dispatch
-(pipeline and bind group made beforehand) through wgpu's public API alone, as a hand-written wgpu program would.
+calls after warm-up, gc off, rounds of each line interleaved (`--rounds`, the median of their medians), three ways:
+'idle', the wall time of a call made once the device has finished all earlier work (what one call costs the
+caller); 'cpu', the calling thread's CPU time of calls made back to back; 'wall', their wall time. On lavapipe the
+device is the CPU: its threads run the dispatches on the same cores, and back to back a submission waits until the
+one before it has run, so 'wall' there is the device's time per call, not the host's. Inputs and outputs live in
+device memory (`Device.create_buffer`), bound by reused Bindings. The two floor lines record and submit the RELU
+line's dispatch (pipeline and bind group made beforehand) through wgpu's public API alone, as a hand-written wgpu
+program would, and through wgpu-native's C calls alone, as opendml makes them: what is left is wgpu and the driver.
 Targets (issue 29): execute under 50 us, a ten-node graph's replay under 200 us; a 100-node graph compiles in
 seconds.
 """
@@ -36,10 +38,11 @@ import opendml as dml
 EXECUTE_TARGET_US, REPLAY_TARGET_US = 50.0, 200.0
 
 
-def per_call_us(call: Callable[[], object], count: int) -> tuple[float, float]:
+def per_call_us(call: Callable[[], object], count: int, device: dml.Device | None = None) -> tuple[float, float]:
     """(median wall time, median CPU time of the calling thread) of one call in microseconds, after warm-up calls;
-    gc off while timing. On a shared machine, and on lavapipe, whose threads run the dispatches on the same cores,
-    the thread's CPU time leaves out the time others took the core."""
+    gc off while timing. Calls follow each other at once, or with `device`, each one after the device has finished
+    all earlier work (a read, not timed). On a shared machine, and on lavapipe, whose threads run the dispatches on
+    the same cores, the thread's CPU time leaves out the time others took the core."""
     for _ in range(min(count, 200)):
         call()
     walls, cpus = [], []
@@ -48,6 +51,8 @@ def per_call_us(call: Callable[[], object], count: int) -> tuple[float, float]:
     gc.disable()
     try:
         for _ in range(count):
+            if device is not None:
+                wait_idle(device)
             start, start_cpu = clock(), thread_clock()
             call()
             cpus.append(thread_clock() - start_cpu)
@@ -155,6 +160,18 @@ def floor_call(device: dml.Device, call: Callable[[], object]) -> Callable[[], o
     return floor
 
 
+def native_floor_call(device: dml.Device, call: Callable[[], object]) -> Callable[[], object] | None:
+    """The same dispatch as `call` makes, recorded and submitted by wgpu-native's C calls alone, as opendml's
+    execute makes them (`NativeCalls.run`): what an execute costs beyond its own Python. None without them."""
+    context = device.backend.context  # type: ignore[attr-defined]
+    if context.native is None:
+        return None
+    with context.capture() as work:
+        call()
+    run, steps = context.native.run, list(work)
+    return lambda: run(steps)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=5000, help="calls per line and round (default 5000)")
@@ -167,22 +184,27 @@ def main(argv: list[str] | None = None) -> int:
     for label, seconds, built in compile_times(device, args.nodes):
         print(f"{label}: built and compiled in {seconds:.2f} s, {built} pipelines built")
     calls = lines(device)
-    calls["floor: the RELU dispatch through wgpu's API alone"] = floor_call(device,
-                                                                            calls["execute ACTIVATION_RELU [64]"])
-    results: dict[str, list[tuple[float, float]]] = {label: [] for label in calls}
+    relu = calls["execute ACTIVATION_RELU [64]"]
+    calls["floor: the RELU dispatch through wgpu's API alone"] = floor_call(device, relu)
+    native = native_floor_call(device, relu)
+    if native is not None:
+        calls["floor: the RELU dispatch, wgpu-native's calls alone"] = native
+    results: dict[str, list[tuple[float, float, float]]] = {label: [] for label in calls}
     for _ in range(args.rounds):
         for label, call in calls.items():
-            results[label].append(per_call_us(call, args.count))
+            wall, cpu = per_call_us(call, args.count)
+            results[label].append((wall, cpu, per_call_us(call, max(1, args.count // 5), device)[0]))
             wait_idle(device)
-    print(f"host time per call in us, wall and the calling thread's CPU time, median of {args.count} calls, median "
-          f"of {args.rounds} interleaved rounds (each round's wall medians in brackets):")
+    print(f"host time per call in us, median of {args.count} calls ({max(1, args.count // 5)} from idle), median of "
+          f"{args.rounds} interleaved rounds: 'idle', the wall time of a call made once the device has finished "
+          f"all earlier work; 'cpu', the calling thread's CPU time of back-to-back calls; 'wall', their wall time, "
+          f"which on lavapipe holds the device's own time (each round's in brackets):")
     for label, samples in results.items():
         goal = REPLAY_TARGET_US if "graph" in label else EXECUTE_TARGET_US
         target = "" if "floor" in label else f"target {goal:.0f}; "
-        wall = statistics.median(sample[0] for sample in samples)
-        cpu = statistics.median(sample[1] for sample in samples)
+        idle, cpu, wall = (statistics.median(sample[index] for sample in samples) for index in (2, 1, 0))
         rounds = ", ".join(f"{sample[0]:.1f}" for sample in samples)
-        print(f"  {label:52} wall {wall:7.1f}  cpu {cpu:7.1f}  ({target}[{rounds}])")
+        print(f"  {label:52} idle {idle:7.1f}  cpu {cpu:7.1f}  wall {wall:7.1f}  ({target}[{rounds}])")
     if args.profile:
         for label, call in calls.items():
             profile = cProfile.Profile()

@@ -335,3 +335,98 @@ def test_a_foreign_type_name_is_shown_escaped(backend: str) -> None:
                                                r"not a contiguous buffer \(it has neither the buffer protocol nor "
                                                r"__dlpack__\)$"):
         relu().execute([dml.Binding(evil())], [dml.Binding(bytearray(16))])
+
+
+# -- the same Bindings again (issue 29): an execute on Bindings that passed every check runs without checking anew --
+
+def fresh_relu() -> dml.CompiledOperator:
+    device = dml.Device()
+    tensor = dml.TensorDesc(F32, [4])
+    return device.compile_operator(device.create_operator(
+        dml.ActivationReluOperatorDesc(input_tensor=tensor, output_tensor=tensor)))
+
+
+def test_the_same_bindings_again_compute_on_the_data_as_it_is_now(backend: str) -> None:
+    """The second and later executes on the same Binding objects read their inputs anew: the data written between
+    executes, on host memory and on the device's."""
+    compiled = fresh_relu()
+    device = compiled.operator.device
+    for source, target, on_device in [(np.zeros(4, np.float32), np.zeros(4, np.float32), False),
+                                      (device.create_buffer(16), device.create_buffer(16), True)]:
+        inputs, outputs = [dml.Binding(source)], (dml.Binding(target),)
+        for data in (X, -X, np.array([0.5, 7, -1, -0.0], np.float32)):
+            if on_device:
+                source.write(data)
+            else:
+                source[:] = data
+            compiled.execute(inputs, outputs)
+            got = target.read(np.float32) if on_device else target
+            assert got.tolist() == np.maximum(data, 0).tolist()
+
+
+def test_other_bindings_after_accepted_ones_are_checked_anew(backend: str) -> None:
+    """Only the very same Binding objects, in the same slots, skip the checks: a new Binding over a buffer too
+    small, the same Bindings swapped into overlapping slots, or a list of another length are refused as ever, and
+    the output is left as it was."""
+    compiled = fresh_relu()
+    device = compiled.operator.device
+    source, target = device.create_buffer(X), device.create_buffer(16)
+    good_in, good_out = dml.Binding(source), dml.Binding(target)
+    compiled.execute([good_in], [good_out])
+    target.write(np.full(4, 9, np.float32))
+    cases = [
+        ([good_in], [dml.Binding(device.create_buffer(8))],
+         r"OutputTensor binding needs bytes \[0, 16\) but the buffer holds 8 bytes$"),
+        ([good_in], [good_in], r"the bound ranges of OutputTensor and InputTensor overlap|bound to the same range"),
+        ([good_in, good_in], [good_out], r"2 input bindings given; the operator has 1 \(InputTensor\)$"),
+        ([good_in], [good_out, good_out], r"2 output bindings given; the operator has 1 \(OutputTensor\)$"),
+    ]
+    for inputs, outputs, message in cases:
+        try:
+            compiled.execute(inputs, outputs)
+        except dml.BindingError as error:
+            assert re.search(message, str(error)), str(error)
+        else:
+            assert inputs == outputs, "only ACTIVATION_RELU in place may run"     # in place: allowed by its page
+    target.write(np.full(4, 9, np.float32))
+    compiled.execute([good_in], [good_out])
+    assert target.read(np.float32).tolist() == RELU_X.tolist()
+
+
+def test_an_owned_input_initialized_again_is_used_by_the_same_bindings(backend: str) -> None:
+    """initialize() again replaces the OWNED_BY_DML data that executes on the same Bindings read."""
+    device = dml.Device()
+    plain, owned = dml.TensorDesc(F32, [4]), dml.TensorDesc(F32, [4], flags=dml.TensorFlags.OWNED_BY_DML)
+    compiled = device.compile_operator(device.create_operator(dml.ElementWiseAddOperatorDesc(plain, owned, plain)))
+    target = device.create_buffer(16)
+    inputs, outputs = [dml.Binding(device.create_buffer(X)), None], [dml.Binding(target)]
+    for addend in ([1, 1, 1, 1], [10, 20, 30, 40]):
+        compiled.initialize([None, dml.Binding(np.array(addend, np.float32))])
+        compiled.execute(inputs, outputs)
+        assert target.read(np.float32).tolist() == (X + np.array(addend, np.float32)).tolist()
+
+
+def test_what_an_execute_keeps_goes_with_its_bindings(backend: str) -> None:
+    """The kept execute holds its Bindings weakly: once one is collected its entry goes, with the device memory it
+    bound; and a compiled operator holding an entry is freed at once, with no cycle for the collector to find."""
+    import gc
+    import weakref
+
+    compiled = fresh_relu()
+    device = compiled.operator.device
+    target = device.create_buffer(16)
+    inputs, outputs = [dml.Binding(device.create_buffer(X))], [dml.Binding(target)]
+    compiled.execute(inputs, outputs)
+    assert compiled._again is not None
+    memory = weakref.ref(target)
+    del target, outputs
+    gc.collect()
+    assert compiled._again is None and memory() is None
+    compiled.execute(inputs, [dml.Binding(device.create_buffer(16))])
+    owner = weakref.ref(compiled)
+    gc.disable()
+    try:
+        del compiled
+        assert owner() is None
+    finally:
+        gc.enable()

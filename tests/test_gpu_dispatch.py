@@ -233,6 +233,13 @@ def test_an_invalid_dispatch_raises_at_submission(recording: dml.Device) -> None
         recorder = Recorder(context)
         recorder.replay([too_many])
         recorder.submit()
+    # A submission of its own (as an execute outside a batch makes it: NativeCalls.run, or a Recorder), twice: the
+    # error raises before anything is submitted, so the output keeps its bytes.
+    target.write(np.full(16, 5, np.float32))
+    for _ in range(2):
+        with pytest.raises(context.wgpu.GPUValidationError, match=r"must be less or equal to 65535"):
+            context.run([too_many])
+    assert target.read(np.float32).tolist() == [5.0] * 16
     target.write(np.zeros(16, np.float32))
     compiled.execute([dml.Binding(source)], [dml.Binding(target)])
     assert target.read(np.float32).tolist() == RELU

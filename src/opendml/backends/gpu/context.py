@@ -435,10 +435,21 @@ class GpuContext:
 
     def replay(self, work: Sequence[Dispatch]) -> None:
         """Records captured dispatches again, into the current batch (or a submission of their own)."""
+        self.run(work)
+
+    def run(self, work: Sequence[Dispatch]) -> None:
+        """Records dispatches made before (`make_dispatch`) into the current batch (listed where a capture is under
+        way), or records and submits them on their own: where wgpu-native's calls are at hand, straight through
+        them (`NativeCalls.run`), with no Recorder."""
         with self.lock:
-            recorder, own = self.recorder()
-            recorder.replay(work)
-            if own:
+            current: Recorder | None = getattr(self._batch, "recorder", None)
+            if current is not None:
+                current.record(work)
+            elif self.native is not None:
+                self.native.run(work)
+            else:
+                recorder = Recorder(self)
+                recorder.replay(work)
                 recorder.submit()
 
     def recorder(self) -> tuple[Recorder, bool]:
@@ -602,10 +613,11 @@ class NativeCalls:
     cffi library: wgpu's Python methods around them (a descriptor struct, a label, an error-capturing proxy, an
     object per call) cost more host time than the calls themselves. The per-dispatch calls go to the library
     directly; creating an encoder, ending a pass, finishing and submitting go through wgpu's error-capturing proxies
-    (wgpu-core reports a pass's errors there), so an error still raises as it does through the public API."""
+    (wgpu-core reports a pass's errors there), so an error still raises as it does through the public API. `run`, a
+    whole submission in one call, captures the errors of all its calls at once instead."""
 
     def __init__(self, device: Any, queue: Any) -> None:
-        from wgpu.backends.wgpu_native import _api
+        from wgpu.backends.wgpu_native import _api, _helpers
 
         bare, checked, ffi = _api.lib, _api.libf, _api.ffi
         self.null = ffi.NULL
@@ -624,6 +636,53 @@ class NativeCalls:
         self.finish = checked.wgpuCommandEncoderFinish
         self.submit = checked.wgpuQueueSubmit
         self.release_commands = bare.wgpuCommandBufferRelease
+        # For `run`: the unchecked calls, wgpu's error handler (wgpu-native's error callback hands every error to
+        # the slot on top of its stack for this thread) and wgpu's error classes by wgpu-native's error type.
+        self._bare = bare
+        self._errors = _api.error_handler
+        self._error_slot = _helpers.ErrorSlot
+        self._error_types = _helpers.ERROR_TYPES
+        self._gpu_error = _helpers.GPUError
+        self._commands = ffi.new("WGPUCommandBuffer[1]")    # the submitted command buffer (run is under the lock)
+
+    def run(self, work: Sequence[Dispatch]) -> None:
+        """Records `work` into a command encoder of its own and submits it, under the context's lock. The calls go
+        to wgpu-native unchecked, under one error slot of wgpu's handler: an error in recording (wgpu-core reports a
+        pass's errors when it ends, and an encoder's when it is finished) raises before anything is submitted, as
+        wgpu's checked calls raise it, and nothing of the recording runs."""
+        bare, null = self._bare, self.null
+        slot = self._error_slot("opendml.run")
+        stack = self._errors._get_proxy_stack()
+        stack.append(slot)
+        encoder = compute = commands = None
+        try:
+            encoder = bare.wgpuDeviceCreateCommandEncoder(self.device, null)
+            compute = bare.wgpuCommandEncoderBeginComputePass(encoder, null)
+            set_pipeline, set_bind_group, dispatch = self.set_pipeline, self.set_bind_group, self.dispatch
+            current = None
+            for step in work:
+                if step.pipeline is not current:
+                    current = step.pipeline
+                    set_pipeline(compute, current._internal)
+                set_bind_group(compute, 0, step.group._internal, 0, null)
+                dispatch(compute, *step.groups)
+            bare.wgpuComputePassEncoderEnd(compute)
+            if slot.message is None:
+                commands = bare.wgpuCommandEncoderFinish(encoder, null)
+                if slot.message is None:
+                    self._commands[0] = commands
+                    bare.wgpuQueueSubmit(self.queue, 1, self._commands)
+        finally:
+            if commands is not None:
+                bare.wgpuCommandBufferRelease(commands)
+            if compute is not None:
+                bare.wgpuComputePassEncoderRelease(compute)
+            if encoder is not None:
+                bare.wgpuCommandEncoderRelease(encoder)
+            if stack and stack[-1] is slot:
+                stack.pop()
+        if slot.message is not None:
+            raise self._error_types.get(slot.type, self._gpu_error)(slot.message)
 
 
 def native_calls(device: Any, queue: Any) -> NativeCalls | None:

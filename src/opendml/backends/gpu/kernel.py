@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ class GpuKernel:
                     self.check([None if desc is None or view is None else self._bind(name, desc, view, [],
                                                                                       is_output=False)
                                 for name, desc, view in zip(self.input_names, self.input_descs, inputs, strict=True)])
-                self._submit(work)
+                context.run(work)
                 return
             host_outputs: list[tuple[np.ndarray[Any, Any], Any]] = []
             bound_inputs: list[Bound | None] = []
@@ -104,10 +104,25 @@ class GpuKernel:
             if key is not None:
                 ranges = [bound.handle for bound in (*bound_inputs, *bound_outputs) if bound is not None]
                 context.remember(key, staged.work, [*ranges, *staged.handles])
-            self._submit(staged.work)
+            context.run(staged.work)
             results = [context.read(handle, 0, target.size) for target, handle in host_outputs]
             for (target, _), data in zip(host_outputs, results, strict=True):
                 target[:] = np.frombuffer(data, np.uint8)
+
+    def again(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> Callable[[], None] | None:
+        """What runs this kernel again on the views of the call just made (CompiledOperator keeps it for the same
+        Bindings): the dispatches that call made, recorded and submitted anew. None where a view is host memory
+        (uploaded at each call) or the kernel checks data at every call (the debug layer)."""
+        if self._checks:
+            return None
+        key = self._device_key(inputs, outputs)
+        context = self.context
+        with context.lock:
+            work = None if key is None else context.cached(key)
+        if work is None:
+            return None
+        run = context.run
+        return lambda: run(work)
 
     def _device_key(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple[Any, ...] | None:
         """The cache key of an execute: this kernel and each view's buffer (by id) and offset; None where a view is
@@ -127,13 +142,6 @@ class GpuKernel:
                 return None
             key.append((id(view.memory.handle), view.offset))   # type: ignore[attr-defined]
         return tuple(key)
-
-    def _submit(self, work: Sequence[Dispatch]) -> None:
-        """Records the dispatches into the current batch, or into a submission of their own."""
-        recorder, own = self.context.recorder()
-        recorder.record(work)
-        if own:
-            recorder.submit()
 
     def _bind(self, name: str, desc: TensorDesc, view: Any, host_outputs: list[tuple[np.ndarray[Any, Any], Any]],
               *, is_output: bool) -> Bound:
