@@ -374,16 +374,18 @@ class CompiledOperator:
 
 
 class _Again:
-    """An execute's bindings, held weakly, and the call that runs it again on the same views: the kernel's own
-    (`again(inputs, outputs)`, an optional method: the gpu's records the dispatches made the first time) or the kernel
-    called with the same views. Only where every bound memory is fixed (not memory that can move, which is looked up
-    before every dispatch); dropped when any of the Bindings is collected, so nothing it holds outlives them."""
+    """An execute's Bindings and the call that runs it again on the same views: the kernel's own (`again(inputs,
+    outputs)`, an optional method: the gpu's records the dispatches made the first time) or the kernel called with the
+    same views. Only where every bound memory is fixed (not memory that can move, which is looked up before every
+    dispatch). The Bindings are held weakly, and the entry is dropped as soon as any of them is collected (a weak
+    reference's callback, before its memory can go to another object), so nothing it holds outlives them, and while
+    it lives their ids name them alone: `matches` compares ids."""
 
-    __slots__ = ("call", "inputs", "outputs", "token")
+    __slots__ = ("call", "ids", "refs", "token")
 
-    def __init__(self, inputs: tuple[Any, ...], outputs: tuple[Any, ...], call: Callable[[], None],
+    def __init__(self, ids: tuple[tuple[int, ...], tuple[int, ...]], refs: list[Any], call: Callable[[], None],
                  token: object) -> None:
-        self.inputs, self.outputs, self.call, self.token = inputs, outputs, call, token
+        self.ids, self.refs, self.call, self.token = ids, refs, call, token
 
     @staticmethod
     def of(compiled: CompiledOperator, inputs: Sequence[Binding | None], outputs: Sequence[Binding],
@@ -405,17 +407,15 @@ class _Again:
             if entry is not None and entry.token is token:
                 current._again = None   # type: ignore[union-attr]
 
-        return _Again(tuple(None if binding is None else weakref.ref(binding, forget) for binding in inputs),
-                      tuple(weakref.ref(binding, forget) for binding in outputs), call, token)
+        return _Again((tuple(map(id, inputs)), tuple(map(id, outputs))),
+                      [weakref.ref(binding, forget) for binding in bound], call, token)
 
     def matches(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> bool:
-        if type(inputs) not in (list, tuple) or type(outputs) not in (list, tuple):
-            return False
-        if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
-            return False
-        return (all((None if ref is None else ref()) is binding
-                    for ref, binding in zip(self.inputs, inputs, strict=True))
-                and all(ref() is binding for ref, binding in zip(self.outputs, outputs, strict=True)))
+        return (type(inputs) in _SEQUENCES and type(outputs) in _SEQUENCES
+                and (tuple(map(id, inputs)), tuple(map(id, outputs))) == self.ids)
+
+
+_SEQUENCES = (list, tuple)
 
 
 def _check_overlaps(label: str, ranges: Sequence[tuple[str, int, int, int, bool]],
