@@ -164,20 +164,32 @@ def median(values: list[float]) -> float:
 
 def per_call_us(call: Callable[[], object], count: int) -> float:
     """Median wall time of one call in microseconds, after up to 200 warm-up calls; gc off while timing."""
+    return call_times_us(call, count)[0]
+
+
+def call_times_us(call: Callable[[], object], count: int, before: Callable[[], object] | None = None
+                  ) -> tuple[float, float]:
+    """(median wall time, median CPU time of the calling thread) of one call in microseconds, after up to 200
+    warm-up calls; gc off while timing. Calls follow each other at once, or each one after `before` (not timed: a
+    device's wait for its earlier work, say). On a shared machine the thread's CPU time leaves out the time others
+    took the core."""
     for _ in range(min(count, 200)):
         call()
-    samples = []
-    clock = time.perf_counter_ns
+    walls, cpus = [], []
+    clock, thread_clock = time.perf_counter_ns, time.thread_time_ns
     gc.collect()
     gc.disable()
     try:
         for _ in range(count):
-            start = clock()
+            if before is not None:
+                before()
+            start, start_cpu = clock(), thread_clock()
             call()
-            samples.append(clock() - start)
+            cpus.append(thread_clock() - start_cpu)
+            walls.append(clock() - start)
     finally:
         gc.enable()
-    return statistics.median(samples) / 1000.0
+    return statistics.median(walls) / 1000.0, statistics.median(cpus) / 1000.0
 
 
 # -- checks -----------------------------------------------------------------------------------------------------

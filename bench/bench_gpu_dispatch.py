@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import pstats
 import statistics
 import sys
@@ -31,35 +30,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _harness as h
 import numpy as np
 
 import opendml as dml
 
 EXECUTE_TARGET_US, REPLAY_TARGET_US = 50.0, 200.0
-
-
-def per_call_us(call: Callable[[], object], count: int, device: dml.Device | None = None) -> tuple[float, float]:
-    """(median wall time, median CPU time of the calling thread) of one call in microseconds, after warm-up calls;
-    gc off while timing. Calls follow each other at once, or with `device`, each one after the device has finished
-    all earlier work (a read, not timed). On a shared machine, and on lavapipe, whose threads run the dispatches on
-    the same cores, the thread's CPU time leaves out the time others took the core."""
-    for _ in range(min(count, 200)):
-        call()
-    walls, cpus = [], []
-    clock, thread_clock = time.perf_counter_ns, time.thread_time_ns
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(count):
-            if device is not None:
-                wait_idle(device)
-            start, start_cpu = clock(), thread_clock()
-            call()
-            cpus.append(thread_clock() - start_cpu)
-            walls.append(clock() - start)
-    finally:
-        gc.enable()
-    return statistics.median(walls) / 1000.0, statistics.median(cpus) / 1000.0
 
 
 def wait_idle(device: dml.Device) -> None:
@@ -192,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[tuple[float, float, float]]] = {label: [] for label in calls}
     for _ in range(args.rounds):
         for label, call in calls.items():
-            wall, cpu = per_call_us(call, args.count)
-            results[label].append((wall, cpu, per_call_us(call, max(1, args.count // 5), device)[0]))
+            wall, cpu = h.call_times_us(call, args.count)
+            idle = h.call_times_us(call, max(1, args.count // 5), lambda: wait_idle(device))[0]
+            results[label].append((wall, cpu, idle))
             wait_idle(device)
     print(f"host time per call in us, median of {args.count} calls ({max(1, args.count // 5)} from idle), median of "
           f"{args.rounds} interleaved rounds: 'idle', the wall time of a call made once the device has finished "
