@@ -228,6 +228,12 @@ class CompiledOperator:
         if again is not None and again.matches(inputs, outputs):
             again.call()
             return
+        input_views, output_views = self._execute(inputs, outputs)
+        self._again = _Again.of(self, inputs, outputs, input_views, output_views)
+
+    def _execute(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> tuple[list[Any], list[Any]]:
+        """execute() without keeping the call (the convenient form's, whose Bindings are new at every call); returns
+        the views it bound."""
         self._check_count("input", inputs, self._inputs)
         self._check_count("output", outputs, self._outputs)
         input_views: list[Any] = []
@@ -260,7 +266,7 @@ class CompiledOperator:
             ranges.append((name, space, start, end, True))
         _check_overlaps(self._label, ranges, self._in_place, self._descs)
         self._kernel(input_views, output_views)
-        self._again = _Again.of(self, inputs, outputs, input_views, output_views)
+        return input_views, output_views
 
     def _check_count(self, kind: str, bindings: Sequence[Binding | None], slots: Sequence[tuple[str, Any]]) -> None:
         if type(bindings) not in (list, tuple):
@@ -369,7 +375,7 @@ class CompiledOperator:
         if any(binding is not None for binding in owned):
             self.initialize(owned)
         buffers = [np.zeros(desc.total_tensor_size_in_bytes, np.uint8) for _, desc in self._outputs]
-        self.execute(bindings, [Binding(buffer) for buffer in buffers])
+        self._execute(bindings, [Binding(buffer) for buffer in buffers])
         return tuple(_logical(desc, buffer).copy() for (_, desc), buffer in zip(self._outputs, buffers, strict=True))
 
 
