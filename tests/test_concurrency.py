@@ -198,3 +198,24 @@ def test_threads_on_the_workqueue_threading_layer() -> None:
     result = subprocess.run([sys.executable, "-c", _WORKQUEUE_PROBE], capture_output=True, text=True, timeout=300,
                             env={**os.environ, "NUMBA_THREADING_LAYER": "workqueue"})
     assert result.returncode == 0 and result.stdout == "ok\n", result.stderr[-2000:]
+
+
+def test_threads_executing_again_on_their_own_bindings(backend: str) -> None:
+    """One compiled operator, 8 threads, each executing it again and again on its own reused Bindings with new data
+    in its input each round: the kept call of one thread's Bindings (CompiledOperator._Again) never runs another's,
+    however their executes interleave."""
+    device = dml.Device()
+    tensor = T(F32, [64])
+    compiled = device.compile_operator(device.create_operator(dml.ElementWiseAddOperatorDesc(tensor, tensor, tensor)))
+
+    def work(index: int) -> None:
+        first, second, target = (device.create_buffer(256) for _ in range(3))
+        inputs, outputs = [dml.Binding(first), dml.Binding(second)], [dml.Binding(target)]
+        second.write(np.full(64, index, np.float32))
+        for round_index in range(40):
+            data = np.arange(64, dtype=np.float32) * (round_index + 1)
+            first.write(data)
+            compiled.execute(inputs, outputs)
+            assert np.array_equal(target.read(np.float32), data + index), f"thread {index}, round {round_index}"
+
+    run_threads(work, THREADS)
