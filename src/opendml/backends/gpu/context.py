@@ -559,15 +559,7 @@ class Recorder:
         if self._pass is None:
             self._pass = native.begin_pass(self._handle, native.null)
             self._pipeline = None
-        compute, current, null = self._pass, self._pipeline, native.null
-        set_pipeline, set_bind_group, dispatch = native.set_pipeline, native.set_bind_group, native.dispatch
-        for step in work:
-            if step.pipeline is not current:
-                current = step.pipeline
-                set_pipeline(compute, current._internal)
-            set_bind_group(compute, 0, step.group._internal, 0, null)
-            dispatch(compute, *step.groups)
-        self._pipeline = current
+        self._pipeline = native.record(self._pass, work, self._pipeline)
 
     def copy(self, source: Any, source_offset: int, target: Any, target_offset: int, size: int) -> None:
         """A buffer-to-buffer copy (offsets and size multiples of 4)."""
@@ -645,6 +637,18 @@ class NativeCalls:
         self._gpu_error = _helpers.GPUError
         self._commands = ffi.new("WGPUCommandBuffer[1]")    # the submitted command buffer (run is under the lock)
 
+    def record(self, compute: Any, work: Sequence[Dispatch], current: Any) -> Any:
+        """Records `work` into the open compute pass `compute`, whose pipeline is `current` (None: not set), and
+        returns its pipeline after them (a pass keeps its pipeline from one dispatch to the next)."""
+        set_pipeline, set_bind_group, dispatch, null = self.set_pipeline, self.set_bind_group, self.dispatch, self.null
+        for step in work:
+            if step.pipeline is not current:
+                current = step.pipeline
+                set_pipeline(compute, current._internal)
+            set_bind_group(compute, 0, step.group._internal, 0, null)
+            dispatch(compute, *step.groups)
+        return current
+
     def run(self, work: Sequence[Dispatch]) -> None:
         """Records `work` into a command encoder of its own and submits it, under the context's lock. The calls go
         to wgpu-native unchecked, under one error slot of wgpu's handler: an error in recording (wgpu-core reports a
@@ -658,14 +662,7 @@ class NativeCalls:
         try:
             encoder = bare.wgpuDeviceCreateCommandEncoder(self.device, null)
             compute = bare.wgpuCommandEncoderBeginComputePass(encoder, null)
-            set_pipeline, set_bind_group, dispatch = self.set_pipeline, self.set_bind_group, self.dispatch
-            current = None
-            for step in work:
-                if step.pipeline is not current:
-                    current = step.pipeline
-                    set_pipeline(compute, current._internal)
-                set_bind_group(compute, 0, step.group._internal, 0, null)
-                dispatch(compute, *step.groups)
+            self.record(compute, work, None)
             bare.wgpuComputePassEncoderEnd(compute)
             if slot.message is None:
                 commands = bare.wgpuCommandEncoderFinish(encoder, null)
