@@ -94,8 +94,12 @@ class OperatorDesc(ABC):
 
     @classmethod
     def support_tables(cls) -> dict[str, SupportTable]:
-        """The page's support tables, by title ("" when the operator has one): its module's SUPPORT, either one
-        table or a mapping of tables (per function, per activation, ...)."""
+        """The page's support tables, by title ("" when the operator has one): the class's own SUPPORT (where a
+        module holds several pages' operators), else its module's SUPPORT, either one table or a mapping of tables
+        (per function, per activation, ...)."""
+        own = getattr(cls, "SUPPORT", None)
+        if own is not None:
+            return {"": own}
         tables = getattr(sys.modules[cls.__module__], "SUPPORT", None)
         if tables is None:
             return {}

@@ -66,11 +66,6 @@ class TopKOperatorDesc(OperatorDesc):
     SUPPORT: ClassVar[SupportTable] = TOP_K_SUPPORT
     KERNEL_MODULE: ClassVar[str] = "top_k"
 
-    @classmethod
-    def support_tables(cls) -> dict[str, SupportTable]:
-        """This operator's page's table (the module's SUPPORT holds both pages')."""
-        return {"": cls.SUPPORT}
-
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
         require_tensor(operator, "InputTensor", self.input_tensor)
