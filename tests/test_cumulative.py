@@ -27,7 +27,7 @@ from strategies import backends, build_buffer, read_buffer, registered_descripto
 from test_elementwise_samples import EXAMPLES, _cli
 
 import opendml as dml
-from opendml.ops.cumulative import PRODUCT_SUPPORT, SUMMATION_SUPPORT, CumulativeOperatorDesc
+from opendml.ops.cumulative import SUMMATION_SUPPORT, CumulativeOperatorDesc
 
 DT = dml.DataType
 FL = dml.FeatureLevel
@@ -230,7 +230,8 @@ def test_in_place(memory: str, backend: str) -> None:
 
 # -- every support row ----------------------------------------------------------------------------------------------
 
-SUPPORT = {SUM: SUMMATION_SUPPORT, PROD: PRODUCT_SUPPORT}
+#: Each page's table as the class lists it (OperatorDesc.support_tables), which test_the_tables_are_the_pages reads.
+SUPPORT = {cls: cls.support_tables()[""] for cls in CLASSES}
 SUPPORT_ROWS = [(cls, support_row.level, data_type, rank)
                 for cls in CLASSES for support_row in SUPPORT[cls]
                 for data_type in support_row.tensors["InputTensor"].data_types
@@ -244,7 +245,7 @@ def _sizes(rank: int) -> list[int]:
 def test_the_tables_are_the_pages() -> None:
     """The newest pages' rows: 5_0 adds INT64 and UINT64 (1 to 8 dimensions), 4_0 allows 1 to 8 dimensions, the
     first row (2_1 for the sum, 3_1 for the product) 4 dimensions of FLOAT32, FLOAT16, INT32, UINT32."""
-    for table, first in ((SUMMATION_SUPPORT, FL.LEVEL_2_1), (PRODUCT_SUPPORT, FL.LEVEL_3_1)):
+    for table, first in ((SUPPORT[SUM], FL.LEVEL_2_1), (SUPPORT[PROD], FL.LEVEL_3_1)):
         assert [support_row.level for support_row in table] == [FL.LEVEL_5_0, FL.LEVEL_4_0, first]
         for support_row in table:
             for name in ("InputTensor", "OutputTensor"):

@@ -32,7 +32,7 @@ from strategies import (
 from test_elementwise_samples import _cli
 
 import opendml as dml
-from opendml.ops.top_k import TOP_K1_SUPPORT, TOP_K_SUPPORT, TopKOperatorDesc
+from opendml.ops.top_k import TOP_K1_SUPPORT, TopKOperatorDesc
 
 DT = dml.DataType
 FL = dml.FeatureLevel
@@ -198,7 +198,8 @@ def test_strides_and_zero_strides(backend: str) -> None:
 
 # -- every support row ----------------------------------------------------------------------------------------------
 
-SUPPORT = {TOP_K: TOP_K_SUPPORT, TOP_K1: TOP_K1_SUPPORT}
+#: Each page's table as the class lists it (OperatorDesc.support_tables), which test_the_tables_are_the_pages reads.
+SUPPORT = {cls: cls.support_tables()[""] for cls in (TOP_K, TOP_K1)}
 SUPPORT_ROWS = [(cls, support_row.level, data_type, index_type, rank)
                 for cls in (TOP_K, TOP_K1) for support_row in SUPPORT[cls]
                 for data_type in support_row.tensors["InputTensor"].data_types

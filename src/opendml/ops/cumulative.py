@@ -36,8 +36,6 @@ PRODUCT_SUPPORT: SupportTable = (
     row(L.LEVEL_4_0, (1, 8), InputTensor=_FOUR, OutputTensor=_FOUR),
     row(L.LEVEL_3_1, 4, InputTensor=_FOUR, OutputTensor=_FOUR),
 )
-#: Per operator, by its DML name (OperatorDesc.support_tables lists them).
-SUPPORT: dict[str, SupportTable] = {"CUMULATIVE_SUMMATION": SUMMATION_SUPPORT, "CUMULATIVE_PRODUCT": PRODUCT_SUPPORT}
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,6 @@ class ReverseSubsequencesOperatorDesc(OperatorDesc):
     OPERATOR_TYPE: ClassVar[OperatorType] = OperatorType.REVERSE_SUBSEQUENCES
     KERNEL_MODULE: ClassVar[str] = "reverse_subsequences"
 
-    @classmethod
-    def support_tables(cls) -> dict[str, SupportTable]:
-        return {"": SUPPORT}
-
     def __post_init__(self) -> None:
         operator = self.OPERATOR_TYPE.dml_name
         require_tensor(operator, "InputTensor", self.input_tensor)

@@ -42,8 +42,6 @@ TOP_K1_SUPPORT: SupportTable = _rows(
 )
 #: TOP_K's page's support tables (its Availability: introduced at 2_0, FLOAT32 and FLOAT16 there).
 TOP_K_SUPPORT: SupportTable = (*TOP_K1_SUPPORT, *_rows((L.LEVEL_2_0, 4, (F32, F16), (U32,))))
-#: Per operator, by its DML name (OperatorDesc.support_tables lists them).
-SUPPORT: dict[str, SupportTable] = {"TOP_K": TOP_K_SUPPORT, "TOP_K1": TOP_K1_SUPPORT}
 
 
 @dataclass(frozen=True)
