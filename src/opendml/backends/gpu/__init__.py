@@ -85,4 +85,4 @@ class GpuBackend:
         return self.context.capture()
 
     def replay(self, work: list[Any]) -> None:
-        self.context.replay(work)
+        self.context.run(work)

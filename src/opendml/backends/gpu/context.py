@@ -420,7 +420,7 @@ class GpuContext:
 
     @contextmanager
     def capture(self) -> Iterator[list[Dispatch]]:
-        """A batch whose dispatches are also listed in the list it yields, so that `replay` can record them again
+        """A batch whose dispatches are also listed in the list it yields, so that `run` can record them again
         (a compiled graph's nodes, whose bindings never change) without binding, planning or checking anything."""
         with self.lock, self.batch():
             outer = getattr(self._batch, "log", None)
@@ -433,14 +433,10 @@ class GpuContext:
                 if outer is not None:
                     outer.extend(work)
 
-    def replay(self, work: Sequence[Dispatch]) -> None:
-        """Records captured dispatches again, into the current batch (or a submission of their own)."""
-        self.run(work)
-
     def run(self, work: Sequence[Dispatch]) -> None:
-        """Records dispatches made before (`make_dispatch`) into the current batch (listed where a capture is under
-        way), or records and submits them on their own: where wgpu-native's calls are at hand, straight through
-        them (`NativeCalls.run`), with no Recorder."""
+        """Records dispatches made before (`make_dispatch`; captured ones, to replay them) into the current batch
+        (listed where a capture is under way), or records and submits them on their own: where wgpu-native's calls
+        are at hand, straight through them (`NativeCalls.run`), with no Recorder."""
         with self.lock:
             current: Recorder | None = getattr(self._batch, "recorder", None)
             if current is not None:
